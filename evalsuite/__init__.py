@@ -1,0 +1,50 @@
+"""EvalSuite: retrieval and RAG evaluation that matches trec_eval and ranx to the last digit.
+
+``import evalsuite as es`` gives the whole public API:
+
+- list form: :func:`precision_at_k`, :func:`recall_at_k`, :func:`hit_rate_at_k`, :func:`mrr`,
+  :func:`mean_average_precision_at_k`, :func:`ndcg_at_k`;
+- files and tables: :func:`read_run`, :func:`read_qrels`, :func:`evaluate`;
+- every error is an :class:`EvalSuiteError` naming file, line, field and value.
+
+This package never imports streamlit.
+"""
+
+from .data import Qrels, Run
+from .errors import EvalSuiteError
+from .evaluate import DEFAULT_METRICS, EvaluationReport, evaluate
+from .io import FORMATS, detect_format, read_qrels, read_run
+from .metric_names import parse_metric
+from .ranking import (
+    hit_rate_at_k,
+    mean_average_precision_at_k,
+    mrr,
+    ndcg_at_k,
+    precision_at_k,
+    recall_at_k,
+)
+from .score import Score
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    "EvalSuiteError",
+    "Score",
+    "Run",
+    "Qrels",
+    "read_run",
+    "read_qrels",
+    "detect_format",
+    "FORMATS",
+    "evaluate",
+    "EvaluationReport",
+    "DEFAULT_METRICS",
+    "parse_metric",
+    "precision_at_k",
+    "recall_at_k",
+    "hit_rate_at_k",
+    "mrr",
+    "mean_average_precision_at_k",
+    "ndcg_at_k",
+]

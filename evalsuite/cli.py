@@ -1,0 +1,102 @@
+"""Command line: ``python -m evalsuite QRELS RUN [-m METRIC ...] [-q] [--format table|csv|json]``.
+
+The table format is trec_eval's (``measure<TAB>query|all<TAB>value``, 4 decimals), so its
+output can be diffed against trec_eval's for the same measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import sys
+
+from .errors import EvalSuiteError
+from .evaluate import evaluate
+from .io import read_qrels, read_run
+
+# trec_eval's default cutoffs per measure family (trec_eval -m P prints these).
+_FAMILY_CUTOFFS = {
+    "P": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
+    "recall": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
+    "map_cut": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
+    "ndcg_cut": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
+    "success": (1, 5, 10),
+}
+# What trec_eval prints without -m, restricted to the measures EvalSuite computes.
+DEFAULT_MEASURES = ("map", "recip_rank", *(f"P_{k}" for k in _FAMILY_CUTOFFS["P"]))
+
+
+def expand_measures(names: list[str]) -> list[str]:
+    """Expand trec_eval measure families: ``P`` -> P_5 ... P_1000, ``P.5,10`` -> P_5, P_10."""
+    out: list[str] = []
+    for name in names:
+        family, dot, cutoffs = name.partition(".")
+        if family in _FAMILY_CUTOFFS and (not dot or cutoffs):
+            ks = cutoffs.split(",") if dot else [str(k) for k in _FAMILY_CUTOFFS[family]]
+            out.extend(f"{family}_{k}" for k in ks)
+        else:
+            out.append(name)
+    return list(dict.fromkeys(out))
+
+
+def _format_csv(report, per_query: bool) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    metrics = list(report.scores)
+    writer.writerow(["query_id", *metrics])
+    if per_query:
+        for qid, row in zip(report.per_query.index, report.per_query.itertuples(index=False)):
+            writer.writerow([qid, *(repr(float(v)) for v in row)])
+    writer.writerow(["all", *(repr(float(report.scores[m])) for m in metrics)])
+    return buffer.getvalue()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m evalsuite",
+        description="Evaluate a run against qrels and print what trec_eval prints for those measures.",
+    )
+    parser.add_argument("qrels", help="qrels file (TREC, CSV/TSV with header, JSON, JSONL, Parquet; .gz too)")
+    parser.add_argument("run", help="run file (same formats)")
+    parser.add_argument("-m", "--measure", action="append", default=None, metavar="METRIC",
+                        help="metric: ranx style (ndcg@10, map@100, mrr@10, precision@10, recall@100, hit_rate@10) "
+                        "or trec_eval (P_10, P.5,10, P, ndcg_cut.10, map, recip_rank); repeatable. "
+                        "Default: map, recip_rank, P_5 ... P_1000")
+    parser.add_argument("-q", "--per-query", action="store_true", help="also print a row per query")
+    parser.add_argument("--format", choices=("table", "csv", "json"), default="table",
+                        help="table: trec_eval's layout (default); csv: one column per metric; json: the whole report")
+    parser.add_argument("-l", "--rel-level", type=float, default=1, help="minimum grade that counts as relevant (default 1)")
+    parser.add_argument("--queries", choices=("qrels", "intersection"), default="qrels",
+                        help="average over qrels queries, missing ones scoring 0 (default; trec_eval -c), "
+                        "or only queries in both files (trec_eval without -c)")
+    parser.add_argument("-c", dest="complete", action="store_true",
+                        help="accepted for trec_eval compatibility: same as --queries qrels")
+    parser.add_argument("--duplicates", choices=("error", "max"), default="error",
+                        help="a doc listed twice for one query: error (default, like trec_eval) or keep the max")
+    parser.add_argument("--format-run", dest="run_format", default=None, help="run file format if not detected")
+    parser.add_argument("--format-qrels", dest="qrels_format", default=None, help="qrels file format if not detected")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the process exit code (0 ok, 2 bad input)."""
+    args = build_parser().parse_args(argv)
+    rel_level = int(args.rel_level) if float(args.rel_level).is_integer() else args.rel_level
+    try:
+        measures = expand_measures(args.measure) if args.measure else list(DEFAULT_MEASURES)
+        qrels = read_qrels(args.qrels, args.qrels_format, duplicates=args.duplicates)
+        run = read_run(args.run, args.run_format, duplicates=args.duplicates)
+        report = evaluate(qrels, run, measures, queries="qrels" if args.complete else args.queries, rel_level=rel_level)
+    except EvalSuiteError as exc:
+        print(f"evalsuite: error: {exc}", file=sys.stderr)
+        return 2
+    for warning in report.warnings:
+        print(f"evalsuite: note: {warning}", file=sys.stderr)
+    if args.format == "table":
+        sys.stdout.write(report.to_trec_eval(per_query=args.per_query))
+    elif args.format == "csv":
+        sys.stdout.write(_format_csv(report, args.per_query))
+    else:
+        sys.stdout.write(report.to_json(indent=2) + "\n")
+    return 0

@@ -1,0 +1,429 @@
+"""Run and Qrels: ranked results and judgements as flat Arrow/numpy arrays with per-query offsets.
+
+Both are immutable after construction. Rows are grouped by query (queries kept in the order
+they first appear); a run's rows are in rank order within each query: score descending as
+float64, ties broken by doc id descending in byte order (trec_eval's rule). Every id is a
+string and is stored exactly as read.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ._keys import string_keys
+from .errors import EvalSuiteError
+
+__all__ = ["Run", "Qrels"]
+
+LineOf = Callable[[int], "int | None"]
+
+
+def _no_lines(_row: int) -> None:
+    return None
+
+
+class _Ranked:
+    """Shared storage of Run and Qrels: query ids, per-query offsets, doc ids and their keys."""
+
+    _kind = "table"
+
+    def __init__(self, query_ids, offsets, doc_ids, doc_keys, *, name, source, warnings):
+        self.query_ids: np.ndarray = query_ids
+        self.offsets: np.ndarray = offsets
+        self.doc_ids: pa.Array = doc_ids
+        self.doc_keys: np.ndarray = doc_keys
+        self.name: str | None = name
+        self.source: str | None = source
+        self.warnings: list[str] = list(warnings)
+        self._index: dict[str, int] | None = None
+
+    @property
+    def n_queries(self) -> int:
+        """Number of distinct queries."""
+        return len(self.query_ids)
+
+    def __len__(self) -> int:
+        return len(self.doc_ids)
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Rows per query, shape (n_queries,), int64, aligned with ``query_ids``."""
+        return np.diff(self.offsets)
+
+    def row_queries(self) -> np.ndarray:
+        """Query index of every row, shape (n_rows,), int64."""
+        return np.repeat(np.arange(self.n_queries, dtype=np.int64), self.counts)
+
+    def query_position(self, query_id: str) -> int:
+        """Index of ``query_id`` in ``query_ids``; KeyError when absent."""
+        if self._index is None:
+            self._index = {q: i for i, q in enumerate(self.query_ids.tolist())}
+        return self._index[query_id]
+
+    def _slice(self, query_id: str) -> slice:
+        i = self.query_position(query_id)
+        return slice(int(self.offsets[i]), int(self.offsets[i + 1]))
+
+
+class Run(_Ranked):
+    """A retrieval run: per query, the retrieved docs in rank order with their scores.
+
+    Build one with :func:`evalsuite.read_run` (files) or :meth:`Run.from_dict` /
+    :meth:`Run.from_dataframe` (in memory).
+
+    Attributes
+    ----------
+    query_ids : ndarray of str, shape (n_queries,)
+        Query ids in order of first appearance.
+    offsets : ndarray of int64, shape (n_queries + 1,)
+        Rows of query ``i`` are ``offsets[i]:offsets[i + 1]``.
+    doc_ids : pyarrow string array, shape (n_rows,)
+        Doc ids in rank order within each query.
+    scores : ndarray of float64, shape (n_rows,)
+        Retrieval scores (for a rank-only input, minus the rank, so order is the same).
+    name : str or None
+        System name (the TREC run tag when the file has one).
+    source : str or None
+        File name the run was read from.
+    warnings : list of str
+        Things read that a person should know (ignored extra columns, re-sorted queries).
+    """
+
+    _kind = "run"
+
+    def __init__(self, query_ids, offsets, doc_ids, doc_keys, scores, *, name=None, source=None, warnings=()):
+        super().__init__(query_ids, offsets, doc_ids, doc_keys, name=name, source=source, warnings=warnings)
+        self.scores: np.ndarray = scores
+
+    def __repr__(self) -> str:
+        return f"Run(name={self.name!r}, queries={self.n_queries}, rows={len(self)})"
+
+    def query(self, query_id: str) -> pd.DataFrame:
+        """The ranked list of one query: columns rank (1-based), doc_id, score."""
+        sl = self._slice(query_id)
+        docs = self.doc_ids[sl].to_pylist()
+        return pd.DataFrame({"rank": np.arange(1, len(docs) + 1), "doc_id": docs, "score": self.scores[sl]})
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """All rows: query_id, doc_id, rank (1-based, in EvalSuite's order), score."""
+        return pd.DataFrame(
+            {
+                "query_id": np.repeat(self.query_ids, self.counts),
+                "doc_id": self.doc_ids.to_pandas(),
+                "rank": _ranks(self.counts) + 1,
+                "score": self.scores,
+            }
+        )
+
+    @classmethod
+    def from_dict(cls, run: Mapping[str, Mapping[str, float]], name: str | None = None, duplicates: str = "error") -> "Run":
+        """Build a run from ranx's shape ``{query_id: {doc_id: score}}`` (ids must be strings)."""
+        if not isinstance(run, Mapping):
+            raise EvalSuiteError("a run must be a mapping {query_id: {doc_id: score}}", field="run", value=type(run).__name__)
+        q, d, s = _flatten_nested(run, "run", "score")
+        return build_run(pa.array(q, pa.string()), pa.array(d, pa.string()), np.asarray(s, dtype=np.float64),
+                         name=name, source="run", duplicates=duplicates)
+
+    @classmethod
+    def from_dataframe(cls, frame: pd.DataFrame, query_col: str = "query_id", doc_col: str = "doc_id",
+                       score_col: str = "score", name: str | None = None, duplicates: str = "error") -> "Run":
+        """Build a run from a data frame with query id, doc id and score columns."""
+        q, d = _id_columns(frame, query_col, doc_col)
+        scores = _numeric_column(frame, score_col, "score")
+        return build_run(q, d, scores, name=name, source="data frame", duplicates=duplicates,
+                         line_of=lambda row: None)
+
+
+class Qrels(_Ranked):
+    """Relevance judgements: per query, judged doc ids with integer (or real) grades.
+
+    Attributes
+    ----------
+    query_ids, offsets, doc_ids : as in :class:`Run` (rows in file order within a query).
+    grades : ndarray of float64, shape (n_rows,)
+        Grade of each judged doc (0 or negative: judged not relevant).
+    """
+
+    _kind = "qrels"
+
+    def __init__(self, query_ids, offsets, doc_ids, doc_keys, grades, *, name=None, source=None, warnings=()):
+        super().__init__(query_ids, offsets, doc_ids, doc_keys, name=name, source=source, warnings=warnings)
+        self.grades: np.ndarray = grades
+
+    def __repr__(self) -> str:
+        return f"Qrels(queries={self.n_queries}, judgements={len(self)})"
+
+    def query(self, query_id: str) -> dict[str, float]:
+        """{doc_id: grade} of one query."""
+        sl = self._slice(query_id)
+        return dict(zip(self.doc_ids[sl].to_pylist(), self.grades[sl].tolist()))
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """All rows: query_id, doc_id, grade."""
+        return pd.DataFrame(
+            {"query_id": np.repeat(self.query_ids, self.counts), "doc_id": self.doc_ids.to_pandas(), "grade": self.grades}
+        )
+
+    @classmethod
+    def from_dict(cls, qrels: Mapping[str, Mapping[str, float]], name: str | None = None, duplicates: str = "error") -> "Qrels":
+        """Build qrels from ranx's shape ``{query_id: {doc_id: grade}}`` (ids must be strings)."""
+        if not isinstance(qrels, Mapping):
+            raise EvalSuiteError("qrels must be a mapping {query_id: {doc_id: grade}}", field="qrels", value=type(qrels).__name__)
+        q, d, g = _flatten_nested(qrels, "qrels", "grade")
+        return build_qrels(pa.array(q, pa.string()), pa.array(d, pa.string()), np.asarray(g, dtype=np.float64),
+                           name=name, source="qrels", duplicates=duplicates)
+
+    @classmethod
+    def from_dataframe(cls, frame: pd.DataFrame, query_col: str = "query_id", doc_col: str = "doc_id",
+                       grade_col: str = "grade", name: str | None = None, duplicates: str = "error") -> "Qrels":
+        """Build qrels from a data frame with query id, doc id and grade columns."""
+        q, d = _id_columns(frame, query_col, doc_col)
+        grades = _numeric_column(frame, grade_col, "grade")
+        return build_qrels(q, d, grades, name=name, source="data frame", duplicates=duplicates, line_of=lambda row: None)
+
+
+# ----------------------------------------------------------------------------------------------
+# Construction helpers shared by the readers.
+
+
+def _ranks(counts: np.ndarray) -> np.ndarray:
+    starts = np.cumsum(counts) - counts
+    return np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(starts, counts)
+
+
+def _flatten_nested(mapping: Mapping, what: str, value_name: str):
+    queries, docs, values = [], [], []
+    for qid, inner in mapping.items():
+        if not isinstance(qid, str):
+            raise EvalSuiteError("query ids must be strings", source=what, field="query_id", value=qid)
+        if not isinstance(inner, Mapping):
+            raise EvalSuiteError(f"each query must map doc ids to a {value_name}", source=what, field=qid, value=type(inner).__name__)
+        for doc, value in inner.items():
+            if not isinstance(doc, str):
+                raise EvalSuiteError("doc ids must be strings", source=what, field=f"{qid}", value=doc)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+                raise EvalSuiteError(f"the {value_name} must be a finite number", source=what, field=f"{qid} / {doc}", value=value)
+            queries.append(qid)
+            docs.append(doc)
+            values.append(float(value))
+    return queries, docs, values
+
+
+def _id_columns(frame: pd.DataFrame, query_col: str, doc_col: str) -> tuple[pa.Array, pa.Array]:
+    out = []
+    for col, field in ((query_col, "query_id"), (doc_col, "doc_id")):
+        if col not in frame.columns:
+            raise EvalSuiteError(f"column {col!r} not found; columns are {list(frame.columns)}", field=field, value=col)
+        series = frame[col]
+        if not (pd.api.types.is_string_dtype(series) or pd.api.types.is_object_dtype(series) or pd.api.types.is_integer_dtype(series)):
+            raise EvalSuiteError(f"ids must be strings or integers, column {col!r} is {series.dtype}", field=field, value=str(series.dtype))
+        if pd.api.types.is_integer_dtype(series):
+            out.append(pa.array(series.astype(str).to_numpy(), pa.string()))
+            continue
+        values = series.to_numpy(dtype=object)
+        for i, v in enumerate(values):
+            if not isinstance(v, str):
+                raise EvalSuiteError("ids must be strings", source="data frame", line=None, field=f"{col} (row {i})", value=v)
+        out.append(pa.array(values, pa.string()))
+    return out[0], out[1]
+
+
+def _numeric_column(frame: pd.DataFrame, col: str, field: str) -> np.ndarray:
+    if col not in frame.columns:
+        raise EvalSuiteError(f"column {col!r} not found; columns are {list(frame.columns)}", field=field, value=col)
+    series = frame[col]
+    if pd.api.types.is_bool_dtype(series) or not pd.api.types.is_numeric_dtype(series):
+        raise EvalSuiteError(f"column {col!r} must be numeric, it is {series.dtype}", field=field, value=str(series.dtype))
+    return series.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _check_ids(ids: pa.Array, field: str, source: str | None, line_of: LineOf) -> None:
+    """Reject missing or empty ids, naming the first such row."""
+    if ids.null_count:
+        row = int(np.flatnonzero(ids.is_null().to_numpy(zero_copy_only=False))[0])
+        raise EvalSuiteError("missing id", source=source, line=line_of(row), field=field, value=None, has_value=False)
+    empty = pc.equal(pc.binary_length(ids), 0).to_numpy(zero_copy_only=False)
+    if empty.any():
+        row = int(np.flatnonzero(empty)[0])
+        raise EvalSuiteError("empty id", source=source, line=line_of(row), field=field, value="")
+
+
+def _check_finite(values: np.ndarray, field: str, source: str | None, line_of: LineOf) -> None:
+    bad = ~np.isfinite(values)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise EvalSuiteError("not a finite number", source=source, line=line_of(row), field=field, value=float(values[row]))
+
+
+def _encode_queries(query_ids: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Query code per row (order of first appearance) and the distinct ids as an object array."""
+    encoded = pc.dictionary_encode(query_ids)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.unify_dictionaries() if hasattr(encoded, "unify_dictionaries") else encoded
+        encoded = encoded.combine_chunks()
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    ids = np.array(encoded.dictionary.to_pylist(), dtype=object)
+    return codes, ids
+
+
+def _combine(arr):
+    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+
+
+def _offsets(codes_sorted: np.ndarray, n_queries: int) -> np.ndarray:
+    counts = np.bincount(codes_sorted, minlength=n_queries)
+    return np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+
+def _is_contiguous(codes: np.ndarray, n_queries: int) -> bool:
+    """True when each query's rows are adjacent and queries appear in code order."""
+    if codes.size == 0:
+        return True
+    return bool(np.all(codes[1:] >= codes[:-1])) and int(codes[-1]) == n_queries - 1
+
+
+def _rank_order(codes: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray | None:
+    """Permutation putting rows in (query, score desc, doc id desc) order; None if already so."""
+    n = codes.size
+    if n > 1:
+        same = codes[1:] == codes[:-1]
+        in_order = bool(np.all(codes[1:] >= codes[:-1])) and not bool(np.any(same & (scores[1:] > scores[:-1])))
+        if in_order:
+            tie = np.flatnonzero(same & (scores[1:] == scores[:-1]))
+            if tie.size == 0:
+                return None
+            left = doc_ids.take(pa.array(tie))
+            right = doc_ids.take(pa.array(tie + 1))
+            if bool(pc.all(pc.greater(left, right)).as_py()):
+                return None
+    else:
+        return None
+    table = pa.table({"q": codes, "s": scores, "d": doc_ids})
+    return pc.sort_indices(table, [("q", "ascending"), ("s", "descending"), ("d", "descending")]).to_numpy()
+
+
+def _find_duplicates(codes: np.ndarray, keys: np.ndarray, doc_ids: pa.Array) -> list[np.ndarray]:
+    """Groups of row indices sharing (query, doc id); empty list when every pair is unique."""
+    n = codes.size
+    if n < 2:
+        return []
+    if int(codes.max()) < (1 << 24):
+        # Query in the top 24 bits: a stable sort then groups each query's docs (fast radix-like sort).
+        packed = (codes.astype(np.uint64) << np.uint64(40)) | (keys >> np.uint64(24))
+    else:
+        from ._keys import pair_keys
+
+        packed = pair_keys(codes, keys)
+    ordered = np.sort(packed, kind="stable")
+    clash = ordered[1:][ordered[1:] == ordered[:-1]]
+    if clash.size == 0:
+        return []
+    rows = np.flatnonzero(np.isin(packed, clash))
+    docs = doc_ids.take(pa.array(rows)).to_pylist()
+    groups: dict[tuple[int, str], list[int]] = {}
+    for row, doc in zip(rows.tolist(), docs):
+        groups.setdefault((int(codes[row]), doc), []).append(row)
+    return [np.array(g) for g in groups.values() if len(g) > 1]
+
+
+def _check_duplicates_policy(duplicates: str) -> None:
+    if duplicates not in ("error", "max"):
+        raise EvalSuiteError("duplicates must be 'error' or 'max'", field="duplicates", value=duplicates)
+
+
+def _resolve_duplicates(groups, values, codes, query_ids, doc_ids, duplicates, source, line_of, field, perm=None):
+    """Raise on duplicate (query, doc) rows, or return the rows to drop under duplicates='max'."""
+    if not groups:
+        return None
+    if duplicates == "error":
+        group = groups[0]
+        row_a, row_b = (int(r) for r in sorted(group)[:2])
+        orig = (lambda r: int(perm[r])) if perm is not None else (lambda r: r)
+        lines = [line_of(orig(row_a)), line_of(orig(row_b))]
+        where = f"lines {lines[0]} and {lines[1]}" if None not in lines else f"rows {orig(row_a) + 1} and {orig(row_b) + 1}"
+        raise EvalSuiteError(
+            f"doc {doc_ids[row_a].as_py()!r} appears twice for query {query_ids[codes[row_a]]!r} ({where}; "
+            f"{len(groups)} duplicated pair(s) in all); trec_eval refuses this; pass duplicates='max' to keep the higher {field}",
+            source=source, line=lines[1], field="doc_id", value=doc_ids[row_a].as_py(),
+        )
+    drop = []
+    for group in groups:
+        keep = group[np.argmax(values[group])]
+        drop.extend(int(r) for r in group if r != keep)
+    return np.array(sorted(drop), dtype=np.int64)
+
+
+def build_run(query_ids: pa.Array, doc_ids: pa.Array, scores: np.ndarray | None, ranks: np.ndarray | None = None, *,
+              name: str | None = None, source: str | None = None, line_of: LineOf = _no_lines,
+              duplicates: str = "error", warnings=()) -> Run:
+    """Validate, order and index run rows (see :class:`Run`); the readers' common last step.
+
+    ``scores`` orders each query (descending; ties by doc id descending). When only ``ranks``
+    is given (no scores), rows are ordered by rank ascending and the stored score is -rank.
+    ``line_of(row)`` maps an input row to its file line for error messages.
+    """
+    _check_duplicates_policy(duplicates)
+    query_ids, doc_ids = _combine(query_ids), _combine(doc_ids)
+    warnings = list(warnings)
+    _check_ids(query_ids, "query_id", source, line_of)
+    _check_ids(doc_ids, "doc_id", source, line_of)
+    if scores is None:
+        if ranks is None:
+            raise EvalSuiteError("a run needs a score or a rank column", source=source, field="score")
+        _check_finite(ranks, "rank", source, line_of)
+        scores = -np.asarray(ranks, dtype=np.float64)
+        warnings.append("no score column: docs ordered by the rank column")
+    else:
+        scores = np.asarray(scores, dtype=np.float64)
+        _check_finite(scores, "score", source, line_of)
+    codes, qids = _encode_queries(query_ids)
+    keys = string_keys(doc_ids)
+    perm = _rank_order(codes, scores, doc_ids)
+    if perm is not None:
+        codes, scores, keys = codes[perm], scores[perm], keys[perm]
+        doc_ids = doc_ids.take(pa.array(perm))
+    groups = _find_duplicates(codes, keys, doc_ids)
+    drop = _resolve_duplicates(groups, scores, codes, qids, doc_ids, duplicates, source, line_of, "score", perm)
+    if drop is not None:
+        keep = np.ones(codes.size, dtype=bool)
+        keep[drop] = False
+        codes, scores, keys = codes[keep], scores[keep], keys[keep]
+        doc_ids = doc_ids.filter(pa.array(keep))
+        warnings.append(f"{drop.size} duplicate (query, doc) row(s) dropped, the higher score kept (duplicates='max')")
+    return Run(qids, _offsets(codes, len(qids)), doc_ids, keys, scores, name=name, source=source, warnings=warnings)
+
+
+def build_qrels(query_ids: pa.Array, doc_ids: pa.Array, grades: np.ndarray, *, name: str | None = None,
+                source: str | None = None, line_of: LineOf = _no_lines, duplicates: str = "error", warnings=()) -> Qrels:
+    """Validate and index judgements (see :class:`Qrels`); the readers' common last step."""
+    _check_duplicates_policy(duplicates)
+    query_ids, doc_ids = _combine(query_ids), _combine(doc_ids)
+    warnings = list(warnings)
+    _check_ids(query_ids, "query_id", source, line_of)
+    _check_ids(doc_ids, "doc_id", source, line_of)
+    grades = np.asarray(grades, dtype=np.float64)
+    _check_finite(grades, "grade", source, line_of)
+    codes, qids = _encode_queries(query_ids)
+    keys = string_keys(doc_ids)
+    perm = None
+    if not _is_contiguous(codes, len(qids)):
+        perm = np.argsort(codes, kind="stable")
+        codes, grades, keys = codes[perm], grades[perm], keys[perm]
+        doc_ids = doc_ids.take(pa.array(perm))
+    groups = _find_duplicates(codes, keys, doc_ids)
+    drop = _resolve_duplicates(groups, grades, codes, qids, doc_ids, duplicates, source, line_of, "grade", perm)
+    if drop is not None:
+        keep = np.ones(codes.size, dtype=bool)
+        keep[drop] = False
+        codes, grades, keys = codes[keep], grades[keep], keys[keep]
+        doc_ids = doc_ids.filter(pa.array(keep))
+        warnings.append(f"{drop.size} duplicate (query, doc) judgement(s) dropped, the higher grade kept (duplicates='max')")
+    return Qrels(qids, _offsets(codes, len(qids)), doc_ids, keys, grades, name=name, source=source, warnings=warnings)

@@ -1,0 +1,68 @@
+"""The one exception type EvalSuite raises for bad input, and helpers to build its messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["EvalSuiteError"]
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    """Return ``repr(value)`` cut to ``limit`` characters so a huge field cannot flood a message."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class EvalSuiteError(ValueError):
+    """Bad input to EvalSuite: a file, an argument or a value that cannot be evaluated.
+
+    The message names where the problem is (file, line, field and value when they are known),
+    so a person can find and fix it; the same facts are attributes for programs (the dashboard
+    shows them as a message, never as a traceback).
+
+    Attributes
+    ----------
+    source : str or None
+        File name (or argument name) the problem was found in.
+    line : int or None
+        1-based line number in ``source`` (a row number for Parquet, ``line_label="row"``).
+    field : str or None
+        Column or field name (``"score"``, ``"grade"``, ``"query_id"`` ...).
+    value : object or None
+        The offending value, as read.
+    reason : str
+        What is wrong, in plain words.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        source: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+        value: Any = None,
+        has_value: bool | None = None,
+        line_label: str = "line",
+    ) -> None:
+        self.reason = reason
+        self.source = source
+        self.line = line
+        self.field = field
+        self.value = value
+        where = ""
+        if source is not None:
+            where = str(source)
+            if line is not None:
+                where += f", {line_label} {line}"
+        elif line is not None:
+            where = f"{line_label} {line}"
+        parts = []
+        if where:
+            parts.append(where)
+        if field is not None:
+            parts.append(f"field '{field}'")
+        if has_value or (has_value is None and value is not None):
+            parts.append(f"value {_short(value)}")
+        prefix = ": ".join([", ".join(parts)]) if parts else ""
+        super().__init__(f"{prefix}: {reason}" if prefix else reason)

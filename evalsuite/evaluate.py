@@ -1,0 +1,361 @@
+"""evaluate(): score a run against qrels for many metrics at once, with a report of what was done."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from ._keys import pair_keys, strings_equal
+from .data import Qrels, Run
+from .errors import EvalSuiteError
+from .metric_names import MetricSpec, parse_metric
+from .ranking import CONVENTIONS, JudgedRanking, check_rel_level, compute_metrics
+from .score import Score
+
+__all__ = ["evaluate", "EvaluationReport", "DEFAULT_METRICS"]
+
+DEFAULT_METRICS = ("ndcg@10", "map@100", "mrr@10", "precision@10", "recall@100", "hit_rate@10")
+
+QUERY_POLICIES = {
+    "qrels": "queries in the qrels (trec_eval -c, ranx make_comparable=True): a qrels query missing "
+    "from the run scores 0; run queries without qrels are dropped and reported",
+    "intersection": "only queries in both the qrels and the run (trec_eval without -c, a plain "
+    "pytrec_eval mean); queries in only one of them are dropped and reported",
+}
+
+
+@dataclass
+class EvaluationReport:
+    """What :func:`evaluate` returns.
+
+    Attributes
+    ----------
+    per_query : pandas.DataFrame
+        One row per evaluated query (index ``query_id``, sorted by id in byte order, as
+        trec_eval prints them), one float64 column per metric (named as requested).
+    scores : dict of str -> Score
+        Per metric a :class:`Score`: the mean, per-query values and parameters.
+    dropped_queries : dict of str -> str
+        Queries left out of the mean, with the reason.
+    defaulted_queries : list of str
+        Evaluated queries missing from the run, scored 0 on every metric.
+    no_relevant_queries : list of str
+        Evaluated queries without any judged doc of grade >= rel_level (every metric 0).
+    params : dict
+        rel_level, queries policy, counts, run and qrels names, metric definitions.
+    conventions : dict of str -> str
+        The rules applied (see ``metric-conventions.md``).
+    warnings : list of str
+        Things the reader or the evaluation noticed (from the run and qrels too).
+    """
+
+    per_query: pd.DataFrame
+    scores: dict[str, Score]
+    dropped_queries: dict[str, str]
+    defaulted_queries: list[str]
+    no_relevant_queries: list[str]
+    params: dict[str, Any]
+    conventions: dict[str, str]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def means(self) -> dict[str, float]:
+        """Metric name -> mean over the evaluated queries."""
+        return {name: float(score) for name, score in self.scores.items()}
+
+    @property
+    def query_ids(self) -> list[str]:
+        """The evaluated queries, in report order."""
+        return self.per_query.index.tolist()
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """A copy of the per-query table with the query id as a column."""
+        return self.per_query.reset_index()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able dict: means, per-query values, queries dropped and defaulted, params."""
+        return {
+            "means": self.means,
+            "per_query": {q: row for q, row in zip(self.per_query.index, self.per_query.to_dict("records"))},
+            "dropped_queries": self.dropped_queries,
+            "defaulted_queries": self.defaulted_queries,
+            "no_relevant_queries": self.no_relevant_queries,
+            "params": self.params,
+            "conventions": self.conventions,
+            "warnings": self.warnings,
+        }
+
+    def to_json(self, **kwargs) -> str:
+        """:meth:`to_dict` as a JSON string."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+    def to_trec_eval(self, per_query: bool = False, names: Mapping[str, str] | None = None) -> str:
+        """The report in trec_eval's text layout (``measure<TAB>query|all<TAB>value``).
+
+        ``names`` maps a metric to the name to print (default: the name as requested).
+        Values are printed with 4 decimals as trec_eval does.
+        """
+        names = dict(names or {})
+        out = []
+        if per_query:
+            for qid, row in zip(self.per_query.index, self.per_query.itertuples(index=False)):
+                for metric, value in zip(self.per_query.columns, row):
+                    out.append(f"{names.get(metric, metric):<22}\t{qid}\t{value:.4f}")
+        out.append(f"{'runid':<22}\tall\t{self.params.get('run_name') or 'run'}")
+        out.append(f"{'num_q':<22}\tall\t{self.params['n_queries']}")
+        for metric, score in self.scores.items():
+            out.append(f"{names.get(metric, metric):<22}\tall\t{float(score):.4f}")
+        return "\n".join(out) + "\n"
+
+    def __str__(self) -> str:
+        width = max([len(m) for m in self.scores] + [6])
+        lines = [f"{'metric':<{width}}  mean", *(f"{m:<{width}}  {float(s):.4f}" for m, s in self.scores.items())]
+        lines.append(f"({self.params['n_queries']} queries; {len(self.dropped_queries)} dropped; "
+                     f"{len(self.defaulted_queries)} scored 0 as missing from the run)")
+        return "\n".join(lines)
+
+
+def _as_qrels(qrels) -> Qrels:
+    if isinstance(qrels, Qrels):
+        return qrels
+    if isinstance(qrels, (str, os.PathLike)):
+        from .io import read_qrels
+
+        return read_qrels(qrels)
+    if isinstance(qrels, Mapping):
+        return Qrels.from_dict(qrels)
+    if isinstance(qrels, pd.DataFrame):
+        return Qrels.from_dataframe(qrels)
+    raise EvalSuiteError("qrels must be a Qrels, a file path, a {query: {doc: grade}} mapping or a data frame",
+                         field="qrels", value=type(qrels).__name__)
+
+
+def _as_run(run) -> Run:
+    if isinstance(run, Run):
+        return run
+    if isinstance(run, (str, os.PathLike)):
+        from .io import read_run
+
+        return read_run(run)
+    if isinstance(run, Mapping):
+        return Run.from_dict(run)
+    if isinstance(run, pd.DataFrame):
+        return Run.from_dataframe(run)
+    raise EvalSuiteError("run must be a Run, a file path, a {query: {doc: score}} mapping or a data frame",
+                         field="run", value=type(run).__name__)
+
+
+def parse_metrics(metrics: str | Sequence[str]) -> list[MetricSpec]:
+    """Parse metric names, keeping the order and dropping repeats; raises on unknown names."""
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    if not metrics:
+        raise EvalSuiteError("no metrics asked for", field="metrics", value=list(metrics))
+    specs, seen = [], set()
+    for name in metrics:
+        spec = parse_metric(name)
+        if spec.name not in seen:
+            seen.add(spec.name)
+            specs.append(spec)
+    return specs
+
+
+def _ranks(counts: np.ndarray) -> np.ndarray:
+    starts = np.cumsum(counts) - counts
+    return np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(starts, counts)
+
+
+def _exact_grades(run: Run, rows: np.ndarray, row_query: np.ndarray, qrels: Qrels, qrels_rows: np.ndarray,
+                  qrels_query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Exact (string) join of run rows with judgements; used only after a key collision."""
+    left = pd.DataFrame({"q": row_query, "d": run.doc_ids.take(pa.array(rows)).to_pylist()})
+    right = pd.DataFrame({"q": qrels_query, "d": qrels.doc_ids.take(pa.array(qrels_rows)).to_pylist(),
+                          "g": qrels.grades[qrels_rows]})
+    merged = left.merge(right, on=["q", "d"], how="left", sort=False)
+    grades = merged["g"].to_numpy(dtype=np.float64, na_value=np.nan)
+    judged = ~np.isnan(grades)
+    grades[~judged] = 0.0
+    return grades, judged
+
+
+def _lookup_grades(run: Run, rows: np.ndarray, row_query: np.ndarray, qrels: Qrels, qrels_rows: np.ndarray,
+                   qrels_query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Grade and judged flag of each selected run row, joined on (query, doc id).
+
+    Uses 64-bit keys with searchsorted, then checks every match on the strings; any key
+    collision sends the whole join to the exact string path.
+    """
+    run_keys = pair_keys(row_query, run.doc_keys[rows])
+    qrels_keys = pair_keys(qrels_query, qrels.doc_keys[qrels_rows])
+    order = np.argsort(qrels_keys, kind="stable")
+    sorted_keys = qrels_keys[order]
+    if sorted_keys.size > 1 and bool(np.any(sorted_keys[1:] == sorted_keys[:-1])):
+        return _exact_grades(run, rows, row_query, qrels, qrels_rows, qrels_query)
+    grades = np.zeros(rows.size, dtype=np.float64)
+    judged = np.zeros(rows.size, dtype=bool)
+    if sorted_keys.size == 0 or rows.size == 0:
+        return grades, judged
+    pos = np.searchsorted(sorted_keys, run_keys)
+    np.minimum(pos, sorted_keys.size - 1, out=pos)
+    matched = np.flatnonzero(sorted_keys[pos] == run_keys)
+    match_rows = qrels_rows[order[pos[matched]]]
+    same_query = qrels_query[order[pos[matched]]] == row_query[matched]
+    if not (bool(same_query.all()) and bool(strings_equal(run.doc_ids, rows[matched], qrels.doc_ids, match_rows).all())):
+        return _exact_grades(run, rows, row_query, qrels, qrels_rows, qrels_query)
+    grades[matched] = qrels.grades[match_rows]
+    judged[matched] = True
+    return grades, judged
+
+
+def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries: str = "qrels",
+             rel_level: float = 1) -> EvaluationReport:
+    """Score a run against qrels for several metrics, vectorised over all queries.
+
+    Parameters
+    ----------
+    qrels : Qrels, path, {query_id: {doc_id: grade}} or DataFrame
+        Judgements (paths are read with :func:`evalsuite.read_qrels`).
+    run : Run, path, {query_id: {doc_id: score}} or DataFrame
+        Ranked results (paths are read with :func:`evalsuite.read_run`).
+    metrics : str or sequence of str
+        Names in ranx style (``ndcg@10``, ``map@100``, ``mrr@10``, ``precision@10``,
+        ``recall@100``, ``hit_rate@10``, ``ndcg_burges@10``, ``judged@10``, ``map``, ``mrr``,
+        ``ndcg``) or trec_eval's (``P_10``, ``recall_100``, ``success_10``, ``recip_rank``,
+        ``map_cut_100``, ``ndcg_cut_10``).
+    queries : {"qrels", "intersection"}
+        Which queries the means are over. "qrels" (default) follows trec_eval -c and ranx
+        ``make_comparable=True``: every qrels query, 0 when missing from the run; run
+        queries without qrels are dropped. "intersection" keeps only queries in both
+        (trec_eval without -c) and adds a warning.
+    rel_level : float > 0
+        Minimum grade that counts as relevant (trec_eval -l, ranx rel_lvl).
+
+    Returns
+    -------
+    EvaluationReport
+        Per-query table, means, queries dropped or defaulted (and why), conventions.
+
+    Raises
+    ------
+    EvalSuiteError
+        Unknown metric, k <= 0, rel_level <= 0, unknown ``queries``, no query to evaluate.
+    """
+    specs = parse_metrics(metrics)
+    rel = check_rel_level(rel_level)
+    if queries not in QUERY_POLICIES:
+        raise EvalSuiteError(f"queries must be one of {', '.join(QUERY_POLICIES)}", field="queries", value=queries)
+    qrels, run = _as_qrels(qrels), _as_run(run)
+
+    qrels_ids = qrels.query_ids
+    run_ids = run.query_ids
+    qrels_set = set(qrels_ids.tolist())
+    run_set = set(run_ids.tolist())
+    dropped: dict[str, str] = {}
+    for q in sorted(run_set - qrels_set):
+        dropped[q] = "in the run but not in the qrels"
+    warnings = [*(f"run: {w}" for w in run.warnings), *(f"qrels: {w}" for w in qrels.warnings)]
+    if queries == "qrels":
+        eval_ids = sorted(qrels_set)
+    else:
+        eval_ids = sorted(qrels_set & run_set)
+        for q in sorted(qrels_set - run_set):
+            dropped[q] = "in the qrels but not in the run (queries='intersection')"
+        if qrels_set - run_set:
+            warnings.append(f"queries='intersection': {len(qrels_set - run_set)} qrels queries missing from the run "
+                            "are left out of the means (trec_eval without -c); the default 'qrels' scores them 0")
+    if not eval_ids:
+        raise EvalSuiteError(
+            f"no query to evaluate: the run's {len(run_set)} query ids and the qrels' {len(qrels_set)} have none in common "
+            f"(run ids such as {sorted(run_set)[:3]}, qrels ids such as {sorted(qrels_set)[:3]})",
+            field="query_id",
+        )
+    defaulted = sorted(set(eval_ids) - run_set)
+    eval_index = pd.Index(eval_ids)
+
+    # Kernel order: run queries in the run's own order (its rows stay contiguous, no re-sort),
+    # then evaluated queries that the run lacks.
+    run_eval_pos = eval_index.get_indexer(pd.Index(run_ids))
+    run_kept = run_eval_pos >= 0
+    n_run_kept = int(run_kept.sum())
+    kernel_to_eval = np.concatenate([run_eval_pos[run_kept], eval_index.get_indexer(pd.Index(defaulted))]).astype(np.int64)
+    eval_to_kernel = np.empty(len(eval_ids), dtype=np.int64)
+    eval_to_kernel[kernel_to_eval] = np.arange(len(eval_ids))
+
+    cutoffs = [s.k for s in specs]
+    max_k = None if any(k is None for k in cutoffs) else max(cutoffs)
+    counts = run.counts[run_kept]
+    selected = counts if max_k is None else np.minimum(counts, max_k)
+    starts = run.offsets[:-1][run_kept]
+    row_rank = _ranks(selected)
+    rows = np.repeat(starts, selected) + row_rank
+    row_query = np.repeat(np.arange(n_run_kept, dtype=np.int64), selected)
+
+    qrels_eval_pos = eval_index.get_indexer(pd.Index(qrels_ids))
+    qrels_row_query = qrels.row_queries()
+    qrels_row_eval = qrels_eval_pos[qrels_row_query]
+    qrels_rows = np.flatnonzero(qrels_row_eval >= 0)
+    qrels_query = eval_to_kernel[qrels_row_eval[qrels_rows]]
+
+    row_grade, row_judged = _lookup_grades(run, rows, row_query, qrels, qrels_rows, qrels_query)
+    judged_grade = qrels.grades[qrels_rows]
+    ideal_order = np.lexsort((-judged_grade, qrels_query))
+    n_retrieved = np.zeros(len(eval_ids), dtype=np.int64)
+    n_retrieved[:n_run_kept] = counts
+    judged = JudgedRanking(
+        n_queries=len(eval_ids), row_query=row_query, row_rank=row_rank, row_grade=row_grade, row_judged=row_judged,
+        n_retrieved=n_retrieved, judged_query=qrels_query[ideal_order], judged_grade=judged_grade[ideal_order],
+    )
+    per_kernel = compute_metrics(judged, specs, rel)
+
+    n_relevant = np.bincount(qrels_query[judged_grade >= rel], minlength=len(eval_ids))
+    no_relevant = sorted(eval_ids[i] for i in kernel_to_eval[np.flatnonzero(n_relevant == 0)])
+    if no_relevant:
+        warnings.append(f"{len(no_relevant)} evaluated queries have no judged doc with grade >= {rel_level}; they score 0")
+    if defaulted:
+        warnings.append(f"{len(defaulted)} qrels queries are missing from the run; they score 0")
+    if dropped and queries == "qrels":
+        warnings.append(f"{len(dropped)} run queries have no qrels and are left out")
+
+    params_common = {
+        "rel_level": rel_level,
+        "queries": queries,
+        "n_queries": len(eval_ids),
+        "run_name": run.name,
+        "run_source": run.source,
+        "qrels_source": qrels.source,
+    }
+    table = {}
+    scores = {}
+    for spec in specs:
+        values = np.empty(len(eval_ids), dtype=np.float64)
+        values[kernel_to_eval] = per_kernel[spec.name]
+        table[spec.name] = values
+        params = {"metric": spec.canonical, "k": spec.k, **params_common,
+                  "convention": CONVENTIONS["ndcg" if spec.base.startswith("ndcg") else spec.base]}
+        if spec.gains:
+            params["gains"] = spec.gains
+        if spec.trec_name:
+            params["trec_eval"] = spec.trec_name
+        scores[spec.name] = Score(values, params, query_ids=eval_ids)
+    per_query = pd.DataFrame(table, index=pd.Index(eval_ids, name="query_id"))
+    conventions = {"queries": QUERY_POLICIES[queries], "order": "score descending (float64), ties by doc id descending (trec_eval)"}
+    conventions.update({s.base: CONVENTIONS["ndcg" if s.base.startswith("ndcg") else s.base] for s in specs})
+    if rel != 1 and any(s.base.startswith("ndcg") for s in specs):
+        conventions["ndcg_rel_level"] = "grades below rel_level get gain 0 in nDCG (ranx); trec_eval ignores -l for nDCG"
+    return EvaluationReport(
+        per_query=per_query,
+        scores=scores,
+        dropped_queries=dropped,
+        defaulted_queries=defaulted,
+        no_relevant_queries=no_relevant,
+        params={**params_common, "metrics": {s.name: s.canonical for s in specs}},
+        conventions=conventions,
+        warnings=warnings,
+    )

@@ -1,0 +1,735 @@
+"""Readers for runs and qrels: TREC, CSV/TSV with a header, JSON, JSONL and Parquet (gzip too).
+
+Parsing is done by pyarrow; a pure-Python pass runs only to locate and explain a problem the
+fast parser rejected (so every error names the file, line, field and value) and for files the
+fast parser cannot take as they are (``#`` comment lines, blank lines, extra columns after the
+TREC run tag). Ids are always read as strings, exactly as written.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import math
+import os
+import re
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Union
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from .data import Qrels, Run, build_qrels, build_run
+from .errors import EvalSuiteError
+
+__all__ = ["read_run", "read_qrels", "FORMATS", "load_bytes", "detect_format"]
+
+FORMATS = ("trec", "csv", "tsv", "json", "jsonl", "parquet")
+
+PathOrBuffer = Union[str, os.PathLike, bytes, bytearray, memoryview, BinaryIO]
+
+_EXTENSIONS = {
+    ".csv": "csv", ".tsv": "tsv", ".tab": "tsv",
+    ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl",
+    ".parquet": "parquet", ".pq": "parquet",
+    ".trec": "trec", ".run": "trec", ".qrels": "trec", ".qrel": "trec", ".res": "trec", ".test": "trec",
+}
+
+# Header names accepted in CSV/TSV/JSONL/Parquet (lower-cased, '-' and ' ' read as '_').
+_QUERY_COLUMNS = ("query_id", "qid", "query", "topic", "topic_id", "queryid", "q_id")
+_DOC_COLUMNS = ("doc_id", "corpus_id", "docid", "docno", "doc", "document_id", "passage_id", "pid", "context_id")
+_SCORE_COLUMNS = ("score", "sim", "similarity")
+_RANK_COLUMNS = ("rank",)
+_GRADE_COLUMNS = ("grade", "relevance", "rel", "label", "judgment", "judgement", "qrel", "relevance_grade", "score")
+
+_RUN_TREC_COLUMNS = "query Q0 doc rank score tag"
+_QRELS_TREC_COLUMNS = "query iteration doc grade"
+
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+# ----------------------------------------------------------------------------------------------
+# Bytes in.
+
+
+@dataclass
+class _Input:
+    data: bytes
+    name: str  # shown in messages
+    ext_name: str  # name used for the extension (".gz" removed)
+
+
+def load_bytes(path_or_buffer: PathOrBuffer, name: str | None = None) -> tuple[bytes, str]:
+    """Read a path, bytes or a binary file object (Streamlit's UploadedFile too), un-gzipping.
+
+    Returns the content and the name to show in messages.
+    """
+    inp = _load(path_or_buffer, name)
+    return inp.data, inp.name
+
+
+def _load(path_or_buffer: PathOrBuffer, name: str | None = None) -> _Input:
+    if isinstance(path_or_buffer, (str, os.PathLike)):
+        path = os.fspath(path_or_buffer)
+        shown = name or os.path.basename(path)
+        try:
+            with open(path, "rb") as handle:
+                data: Any = handle.read()
+        except FileNotFoundError:
+            raise EvalSuiteError("file not found", source=path) from None
+        except IsADirectoryError:
+            raise EvalSuiteError("is a directory, not a file", source=path) from None
+        except PermissionError:
+            raise EvalSuiteError("permission denied", source=path) from None
+    elif isinstance(path_or_buffer, (bytes, bytearray, memoryview)):
+        data = bytes(path_or_buffer)
+        shown = name or "<bytes>"
+    elif hasattr(path_or_buffer, "read"):
+        if hasattr(path_or_buffer, "seek"):
+            try:
+                path_or_buffer.seek(0)
+            except (OSError, ValueError):
+                pass
+        data = path_or_buffer.read()
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        shown = name or os.path.basename(str(getattr(path_or_buffer, "name", "") or "<upload>"))
+    else:
+        raise EvalSuiteError(
+            "expected a file path, bytes or a binary file object", field="path_or_buffer",
+            value=type(path_or_buffer).__name__,
+        )
+    ext_name = shown
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise EvalSuiteError(f"not a valid gzip file ({exc})", source=shown) from None
+        if ext_name.lower().endswith(".gz"):
+            ext_name = ext_name[:-3]
+    elif ext_name.lower().endswith(".gz"):
+        ext_name = ext_name[:-3]
+    if data[:3] == b"\xef\xbb\xbf":
+        data = bytes(data[3:])
+    return _Input(data, shown, ext_name)
+
+
+def detect_format(data: bytes, name: str = "") -> str:
+    """Guess the format from the file name's extension, then from the content.
+
+    Returns one of ``FORMATS``. ``.txt`` and unknown extensions are sniffed: Parquet magic,
+    JSON (one document) or JSONL (one object per line), CSV or TSV with a recognised header,
+    otherwise TREC (whitespace separated).
+    """
+    ext = os.path.splitext(name.lower())[1]
+    if ext in _EXTENSIONS and _EXTENSIONS[ext] != "trec":
+        return _EXTENSIONS[ext]
+    if data[:4] == b"PAR1":
+        return "parquet"
+    head = bytes(data[:65536])
+    stripped = head.lstrip()
+    if stripped[:1] in (b"{", b"["):
+        first_line = stripped.split(b"\n", 1)[0].strip()
+        rest = stripped[len(first_line):].strip() if b"\n" in stripped else b""
+        if first_line.startswith(b"{") and rest.startswith(b"{"):
+            try:
+                json.loads(first_line)
+                return "jsonl"
+            except ValueError:
+                pass
+        return "json"
+    first = _first_data_line(head)
+    if first is not None and _looks_like_header(first):
+        if "\t" in first:
+            return "tsv"
+        if "," in first:
+            return "csv"
+    return "trec"
+
+
+def _first_data_line(head: bytes) -> str | None:
+    for raw in head.split(b"\n"):
+        line = raw.decode("utf-8", errors="replace").strip()
+        if line and not line.startswith("#"):
+            return line
+    return None
+
+
+def _normal(name: str) -> str:
+    return name.strip().lower().replace("-", "_").replace(" ", "_")
+
+
+def _looks_like_header(line: str) -> bool:
+    sep = "\t" if "\t" in line else ","
+    names = {_normal(n.strip('"')) for n in line.split(sep)}
+    return bool(names & set(_QUERY_COLUMNS)) and bool(names & set(_DOC_COLUMNS))
+
+
+# ----------------------------------------------------------------------------------------------
+# Public readers.
+
+
+def read_run(path_or_buffer: PathOrBuffer, format: str | None = None, *, name: str | None = None,
+             duplicates: str = "error", source_name: str | None = None) -> Run:
+    """Read a run: per query, retrieved doc ids with scores.
+
+    Parameters
+    ----------
+    path_or_buffer : path, bytes or binary file object
+        The file; gzip-compressed content is detected and decompressed.
+    format : {"trec", "csv", "tsv", "json", "jsonl", "parquet"} or None
+        None detects it from the extension and the content (see :func:`detect_format`).
+        TREC: ``query Q0 doc rank score tag``, whitespace separated, ``#`` comment lines
+        allowed; the rank column is ignored (trec_eval); extra columns after the tag are
+        ignored with a warning (as trec_eval does). CSV/TSV/JSONL/Parquet: columns for the
+        query id (``query_id``, ``query-id``, ``qid`` ...), the doc id (``doc_id``,
+        ``corpus-id``, ``docno`` ...) and ``score`` and/or ``rank`` (rank only: ascending rank
+        is the order). JSON: ranx's ``{query_id: {doc_id: score}}``.
+    name : str, optional
+        System name; defaults to the TREC run tag, else the file name without extension.
+    duplicates : {"error", "max"}
+        A doc listed twice for one query is an error (as in trec_eval) unless "max" keeps the
+        higher score.
+    source_name : str, optional
+        Name to show in messages instead of the file name.
+
+    Returns
+    -------
+    Run
+        Rows grouped by query, ordered by score descending then doc id descending.
+
+    Raises
+    ------
+    EvalSuiteError
+        Any problem, naming the file, line, field and value: malformed lines, wrong column
+        counts, non-numeric or non-finite scores, an empty file, a qrels file given as a
+        run, undecodable bytes, duplicate docs.
+    """
+    inp = _load(path_or_buffer, source_name)
+    fmt = _check_format(format, inp)
+    parsed = _PARSERS[fmt](inp, "run")
+    if parsed.n_rows == 0:
+        raise EvalSuiteError("no run lines found (the file is empty or holds only comments)", source=inp.name)
+    run_name = name or parsed.tag or os.path.splitext(os.path.basename(inp.ext_name))[0] or None
+    return build_run(parsed.query_ids, parsed.doc_ids, parsed.values, parsed.ranks, name=run_name, source=inp.name,
+                     line_of=parsed.line_of, duplicates=duplicates, warnings=parsed.warnings)
+
+
+def read_qrels(path_or_buffer: PathOrBuffer, format: str | None = None, *, duplicates: str = "error",
+               source_name: str | None = None) -> Qrels:
+    """Read relevance judgements (qrels).
+
+    Parameters
+    ----------
+    path_or_buffer : path, bytes or binary file object
+        The file; gzip-compressed content is detected and decompressed.
+    format : {"trec", "csv", "tsv", "json", "jsonl", "parquet"} or None
+        As in :func:`read_run`. TREC qrels: ``query iteration doc grade`` (the iteration
+        column is ignored). CSV/TSV/JSONL/Parquet: query id, doc id and a grade column
+        (``grade``, ``relevance``, ``label`` ... or BEIR's ``score``). JSON: ranx's
+        ``{query_id: {doc_id: grade}}``.
+    duplicates : {"error", "max"}
+        A doc judged twice for one query is an error unless "max" keeps the higher grade.
+
+    Returns
+    -------
+    Qrels
+
+    Raises
+    ------
+    EvalSuiteError
+        As :func:`read_run`; also a grade that is not a whole number (trec_eval would
+        truncate it silently, pytrec_eval raises).
+    """
+    inp = _load(path_or_buffer, source_name)
+    fmt = _check_format(format, inp)
+    parsed = _PARSERS[fmt](inp, "qrels")
+    if parsed.n_rows == 0:
+        raise EvalSuiteError("no judgements found (the file is empty or holds only comments)", source=inp.name)
+    grades = parsed.values
+    bad = np.flatnonzero(grades != np.floor(grades))
+    if bad.size:
+        row = int(bad[0])
+        raise EvalSuiteError("a grade must be a whole number (relevance levels are integers)", source=inp.name,
+                             line=parsed.line_of(row), field="grade", value=parsed.raw_value(row),
+                             line_label=parsed.line_label)
+    return build_qrels(parsed.query_ids, parsed.doc_ids, grades, source=inp.name, line_of=parsed.line_of,
+                       duplicates=duplicates, warnings=parsed.warnings)
+
+
+def _check_format(format: str | None, inp: _Input) -> str:
+    if format is None:
+        return detect_format(inp.data, inp.ext_name)
+    fmt = str(format).lower()
+    if fmt not in FORMATS:
+        raise EvalSuiteError(f"unknown format; use one of {', '.join(FORMATS)} or None to detect it",
+                             field="format", value=format)
+    return fmt
+
+
+# ----------------------------------------------------------------------------------------------
+# Parsed columns, before validation.
+
+
+@dataclass
+class _Parsed:
+    query_ids: pa.Array
+    doc_ids: pa.Array
+    values: np.ndarray | None  # scores (run) or grades (qrels)
+    ranks: np.ndarray | None = None
+    line_of: Callable[[int], int | None] = lambda row: row + 1
+    tag: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    raw: Callable[[int], Any] | None = None
+    line_label: str = "line"
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.query_ids)
+
+    def raw_value(self, row: int) -> Any:
+        return self.raw(row) if self.raw is not None else float(self.values[row])
+
+
+# ----------------------------------------------------------------------------------------------
+# TREC (whitespace separated).
+
+
+def _needs_python_pass(data) -> bool:
+    """Whether the file has lines pyarrow cannot take as they are (comments, blank lines)."""
+    if data[:1] in (b"#", b"\n") or data.find(b"\n#") != -1 or data.find(b"\n\n") != -1:
+        return True
+    # A carriage return that does not end a line would be read as a line break by pyarrow.
+    crs = data.count(b"\r")
+    return crs != 0 and crs != data.count(b"\r\n")
+
+
+def _needs_whitespace_pass(data) -> bool:
+    return (
+        data.find(b"\t") != -1 or data.find(b"  ") != -1 or data[:1] == b" " or data.find(b"\n ") != -1
+        or data.find(b" \n") != -1 or data.find(b"\r") != -1 or data[-1:] == b" "
+    )
+
+
+def _normalise_whitespace(data, chunk: int = 1 << 24) -> bytes:
+    """Tabs and CRs to spaces, runs of spaces to one, no space at line starts or ends.
+
+    Line breaks are kept, so line numbers do not change. Works in chunks cut at line breaks
+    to keep memory near the file size.
+    """
+    out = []
+    n = len(data)
+    start = 0
+    while start < n:
+        end = min(start + chunk, n)
+        if end < n:
+            cut = data.rfind(b"\n", start, end)
+            end = cut + 1 if cut >= start else (data.find(b"\n", end) + 1 or n)
+        block = np.frombuffer(bytes(data[start:end]), dtype=np.uint8).copy()
+        block[(block == 9) | (block == 13)] = 32
+        space = block == 32
+        newline = block == 10
+        after_break = np.concatenate(([True], space[:-1] | newline[:-1]))
+        before_break = np.concatenate((newline[1:], [True]))
+        keep = ~(space & (after_break | before_break))
+        # A space before a run of spaces that ends the line must go too: drop trailing runs.
+        block = block[keep]
+        space = block == 32
+        before_break = np.concatenate(((block == 10)[1:], [True]))
+        block = block[~(space & before_break)]
+        out.append(block.tobytes())
+        start = end
+    return b"".join(out)
+
+
+def _trec_layout(kind: str) -> tuple[int, list[str], int, int]:
+    """Columns count, names, index of the doc column and of the value column."""
+    if kind == "run":
+        return 6, ["query_id", "q0", "doc_id", "rank", "score", "tag"], 2, 4
+    return 4, ["query_id", "iteration", "doc_id", "grade"], 2, 3
+
+
+def _wrong_kind_message(kind: str, ncols: int) -> str:
+    if kind == "run":
+        hint = " - this looks like a qrels file (query iteration doc grade)" if ncols == 4 else ""
+        return f"a TREC run line has 6 columns ({_RUN_TREC_COLUMNS}), this one has {ncols}{hint}"
+    hint = " - this looks like a run file (query Q0 doc rank score tag)" if ncols >= 6 else ""
+    return f"a TREC qrels line has 4 columns ({_QRELS_TREC_COLUMNS}), this one has {ncols}{hint}"
+
+
+def _parse_trec(inp: _Input, kind: str) -> _Parsed:
+    data = inp.data
+    if len(data) == 0:
+        raise EvalSuiteError("the file is empty", source=inp.name)
+    if not _needs_python_pass(data):
+        if _needs_whitespace_pass(data):
+            data = _normalise_whitespace(data)
+            if data[:1] == b"\n" or data.find(b"\n\n") != -1:
+                return _parse_trec_python(inp, kind)
+        parsed = _parse_trec_arrow(data, inp, kind)
+        if parsed is not None:
+            return parsed
+    return _parse_trec_python(inp, kind)
+
+
+def _parse_trec_arrow(data, inp: _Input, kind: str) -> _Parsed | None:
+    """Fast path; returns None when pyarrow rejects the file (the Python pass then explains)."""
+    ncols, names, _, _ = _trec_layout(kind)
+    value_col = "score" if kind == "run" else "grade"
+    wanted = ["query_id", "doc_id", value_col] + (["tag"] if kind == "run" else [])
+    try:
+        table = pacsv.read_csv(
+            pa.py_buffer(data),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
+                                              escape_char=False, newlines_in_values=False),
+            convert_options=pacsv.ConvertOptions(
+                column_types={"query_id": pa.string(), "doc_id": pa.string(), value_col: pa.float64(),
+                              **({"tag": pa.dictionary(pa.int32(), pa.string())} if kind == "run" else {})},
+                include_columns=wanted, null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return None
+    tag, warnings = None, []
+    if kind == "run":
+        tag_values: set[str] = set()
+        for chunk in table.column("tag").chunks:
+            tag_values.update(chunk.dictionary.to_pylist())
+        if len(tag_values) == 1:
+            tag = next(iter(tag_values))
+        elif len(tag_values) > 1:
+            warnings.append(f"{len(tag_values)} different run tags in one file; read as one run")
+    values = table.column(value_col).combine_chunks().to_numpy(zero_copy_only=False)
+    return _Parsed(table.column("query_id"), table.column("doc_id"), values, tag=tag, warnings=warnings)
+
+
+def _split_fields(line: str) -> list[str]:
+    return [f for f in line.replace("\t", " ").split(" ") if f]
+
+
+def _decode_or_explain(data, name: str) -> str:
+    try:
+        return bytes(data).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raw = bytes(data)
+        line = raw.count(b"\n", 0, exc.start) + 1
+        bad = raw[exc.start:exc.end]
+        raise EvalSuiteError(f"bytes that are not UTF-8 text ({exc.reason}); save the file as UTF-8",
+                             source=name, line=line, field="bytes", value=bad) from None
+
+
+def _parse_trec_python(inp: _Input, kind: str) -> _Parsed:
+    """Line-by-line reader: comments, blank lines, extra run columns, and exact error locations."""
+    ncols, names, doc_index, value_index = _trec_layout(kind)
+    text = _decode_or_explain(inp.data, inp.name)
+    queries: list[str] = []
+    docs: list[str] = []
+    raw_values: list[str] = []
+    lines: list[int] = []
+    tags: set[str] = set()
+    extra_lines: list[int] = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.endswith("\r"):
+            line = line[:-1]
+        fields = _split_fields(line)
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) != ncols:
+            if kind == "run" and len(fields) > ncols:
+                extra_lines.append(number)
+            else:
+                raise EvalSuiteError(_wrong_kind_message(kind, len(fields)), source=inp.name, line=number,
+                                     field="columns", value=line.strip())
+        value = fields[value_index]
+        if not _NUMBER.fullmatch(value):
+            raise EvalSuiteError(f"the {names[value_index]} must be a number", source=inp.name, line=number,
+                                 field=names[value_index], value=value)
+        queries.append(fields[0])
+        docs.append(fields[doc_index])
+        raw_values.append(value)
+        lines.append(number)
+        if kind == "run":
+            tags.add(fields[5])
+    warnings = []
+    if extra_lines:
+        warnings.append(
+            f"{len(extra_lines)} line(s) have columns after the run tag (first: line {extra_lines[0]}); "
+            "they were ignored, as trec_eval does"
+        )
+    values = np.array([float(v) for v in raw_values], dtype=np.float64)
+    line_array = np.asarray(lines, dtype=np.int64)
+    return _Parsed(
+        pa.array(queries, pa.string()), pa.array(docs, pa.string()), values,
+        line_of=lambda row: int(line_array[row]),
+        tag=next(iter(tags)) if len(tags) == 1 else None,
+        warnings=warnings,
+        raw=lambda row: raw_values[row],
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Column formats: CSV, TSV, JSONL, Parquet.
+
+
+def _pick(columns: list[str], candidates: tuple[str, ...]) -> str | None:
+    normal = {_normal(c): c for c in columns}
+    for cand in candidates:
+        if cand in normal:
+            return normal[cand]
+    return None
+
+
+@dataclass
+class _Roles:
+    query: str
+    doc: str
+    value: str | None
+    rank: str | None
+
+
+def _roles(columns: list[str], kind: str, source: str) -> _Roles:
+    query = _pick(columns, _QUERY_COLUMNS)
+    doc = _pick(columns, _DOC_COLUMNS)
+    missing = [n for n, c in (("query id (query_id, query-id, qid, ...)", query), ("doc id (doc_id, corpus-id, docno, ...)", doc)) if c is None]
+    if missing:
+        raise EvalSuiteError(f"no column for the {' and the '.join(missing)}; columns found: {columns}",
+                             source=source, field="header", value=", ".join(map(str, columns)))
+    if kind == "run":
+        score = _pick(columns, _SCORE_COLUMNS)
+        rank = _pick(columns, _RANK_COLUMNS)
+        if score is None and rank is None:
+            grade = _pick(columns, _GRADE_COLUMNS)
+            hint = f" - column {grade!r} suggests this is a qrels file" if grade else ""
+            raise EvalSuiteError(f"a run needs a 'score' or 'rank' column; columns found: {columns}{hint}",
+                                 source=source, field="header", value=", ".join(map(str, columns)))
+        return _Roles(query, doc, score, rank)
+    grade = _pick(columns, _GRADE_COLUMNS)
+    if grade is None:
+        hint = " - it has a 'rank' column, so it looks like a run file" if _pick(columns, _RANK_COLUMNS) else ""
+        raise EvalSuiteError(f"qrels need a grade column (grade, relevance, label or score); columns found: {columns}{hint}",
+                             source=source, field="header", value=", ".join(map(str, columns)))
+    if _pick(columns, _RANK_COLUMNS) is not None:
+        raise EvalSuiteError(f"this has a 'rank' column, so it looks like a run file, not qrels; columns found: {columns}",
+                             source=source, field="header", value=", ".join(map(str, columns)))
+    return _Roles(query, doc, grade, None)
+
+
+def _ids_to_string(column: pa.ChunkedArray | pa.Array, field: str, source: str, line_of, line_label="line") -> pa.Array:
+    """Ids as strings: integers are written in decimal; anything else but strings is refused."""
+    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        return column
+    if pa.types.is_integer(column.type):
+        return column.cast(pa.string())
+    if pa.types.is_null(column.type):
+        raise EvalSuiteError("missing id", source=source, line=line_of(0), field=field, value=None, line_label=line_label)
+    sample = next((v for v in column.to_pylist() if v is not None), None)
+    raise EvalSuiteError(f"ids must be strings or whole numbers, this column holds {column.type}", source=source,
+                         line=line_of(0), field=field, value=sample, line_label=line_label)
+
+
+def _numbers(column, field: str, source: str, line_of, line_label="line") -> np.ndarray:
+    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if pa.types.is_boolean(column.type) or not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            for row, value in enumerate(column.to_pylist()):
+                if value is None or not _NUMBER.fullmatch(value.strip()):
+                    raise EvalSuiteError("not a number", source=source, line=line_of(row), field=field, value=value,
+                                         line_label=line_label)
+            return np.array([float(v) for v in column.to_pylist()], dtype=np.float64)
+        sample = next((v for v in column.to_pylist() if v is not None), None)
+        raise EvalSuiteError(f"must be numbers, this column holds {column.type}", source=source, line=line_of(0),
+                             field=field, value=sample, line_label=line_label)
+    if column.null_count:
+        row = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+        raise EvalSuiteError("missing value", source=source, line=line_of(row), field=field, value=None,
+                             has_value=False, line_label=line_label)
+    return column.to_numpy(zero_copy_only=False).astype(np.float64)
+
+
+def _from_table(table: pa.Table, kind: str, source: str, line_of, line_label: str = "line") -> _Parsed:
+    roles = _roles(table.column_names, kind, source)
+    query = _ids_to_string(table.column(roles.query), roles.query, source, line_of, line_label)
+    doc = _ids_to_string(table.column(roles.doc), roles.doc, source, line_of, line_label)
+    values = _numbers(table.column(roles.value), roles.value, source, line_of, line_label) if roles.value else None
+    ranks = _numbers(table.column(roles.rank), roles.rank, source, line_of, line_label) if roles.rank and values is None else None
+    warnings = []
+    extra = [c for c in table.column_names if c not in (roles.query, roles.doc, roles.value, roles.rank)]
+    if extra:
+        warnings.append(f"columns not used: {', '.join(map(str, extra))}")
+    return _Parsed(query, doc, values, ranks, line_of=line_of, warnings=warnings, line_label=line_label)
+
+
+def _parse_delimited(inp: _Input, kind: str, delimiter: str) -> _Parsed:
+    data = inp.data
+    if len(data) == 0:
+        raise EvalSuiteError("the file is empty", source=inp.name)
+    header_end = data.find(b"\n")
+    header_line = _decode_or_explain(data[: header_end if header_end != -1 else len(data)], inp.name).rstrip("\r")
+    header = [h.strip().strip('"') for h in header_line.split(delimiter)]
+    roles = _roles(header, kind, inp.name)
+    text_cols = {roles.query: pa.string(), roles.doc: pa.string()}
+    value_cols = {c: pa.float64() for c in (roles.value, roles.rank) if c}
+    try:
+        table = pacsv.read_csv(
+            pa.py_buffer(data),
+            read_options=pacsv.ReadOptions(block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter),
+            convert_options=pacsv.ConvertOptions(column_types={**text_cols, **value_cols}, null_values=[],
+                                                 strings_can_be_null=False),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        _explain_delimited(inp, delimiter, header, roles, exc)
+        raise  # _explain_delimited always raises
+    return _from_table(table, kind, inp.name, lambda row: row + 2)
+
+
+def _explain_delimited(inp: _Input, delimiter: str, header: list[str], roles: _Roles, exc: Exception) -> None:
+    """Find the first line the fast CSV parser rejected and raise an error naming it."""
+    import csv
+
+    text = _decode_or_explain(inp.data, inp.name)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    next(reader, None)
+    numeric = {c for c in (roles.value, roles.rank) if c}
+    for row in reader:
+        number = reader.line_num
+        if not row:
+            continue
+        if len(row) != len(header):
+            raise EvalSuiteError(f"expected {len(header)} fields as in the header, found {len(row)}", source=inp.name,
+                                 line=number, field="columns", value=delimiter.join(row)) from None
+        for col, value in zip(header, row):
+            if col in numeric and not _NUMBER.fullmatch(value.strip()):
+                raise EvalSuiteError("not a number", source=inp.name, line=number, field=col, value=value) from None
+    raise EvalSuiteError(f"could not be parsed as {'TSV' if delimiter == chr(9) else 'CSV'}: {exc}", source=inp.name) from None
+
+
+def _parse_csv(inp: _Input, kind: str) -> _Parsed:
+    return _parse_delimited(inp, kind, ",")
+
+
+def _parse_tsv(inp: _Input, kind: str) -> _Parsed:
+    return _parse_delimited(inp, kind, "\t")
+
+
+def _parse_parquet(inp: _Input, kind: str) -> _Parsed:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(pa.BufferReader(pa.py_buffer(inp.data)))
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise EvalSuiteError(f"not a readable Parquet file ({exc})", source=inp.name) from None
+    return _from_table(table, kind, inp.name, lambda row: row + 1, line_label="row")
+
+
+def _reject_constant(value: str):
+    raise ValueError(f"{value} is not allowed (scores and grades must be finite numbers)")
+
+
+def _json_load(text: str, name: str, line_offset: int = 0):
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise EvalSuiteError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=name,
+                             line=exc.lineno + line_offset, field="json", value=text[max(0, exc.pos - 20): exc.pos + 20]) from None
+    except ValueError as exc:
+        raise EvalSuiteError(f"invalid JSON: {exc}", source=name) from None
+
+
+def _parse_json(inp: _Input, kind: str) -> _Parsed:
+    text = _decode_or_explain(inp.data, inp.name)
+    if not text.strip():
+        raise EvalSuiteError("the file is empty", source=inp.name)
+    document = _json_load(text, inp.name)
+    if isinstance(document, list):
+        return _rows_to_parsed(document, inp.name, kind, lambda row: None, "item")
+    if not isinstance(document, dict):
+        raise EvalSuiteError("expected ranx's {query_id: {doc_id: value}} or a list of row objects", source=inp.name,
+                             field="json", value=type(document).__name__)
+    value_name = "score" if kind == "run" else "grade"
+    queries, docs, values = [], [], []
+    for qid, inner in document.items():
+        if not isinstance(inner, dict):
+            raise EvalSuiteError(f"each query must map doc ids to a {value_name}", source=inp.name, field=qid,
+                                 value=inner)
+        for doc, value in inner.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise EvalSuiteError(f"the {value_name} must be a finite number", source=inp.name,
+                                     field=f"{qid} -> {doc}", value=value)
+            queries.append(qid)
+            docs.append(doc)
+            values.append(float(value))
+    return _Parsed(pa.array(queries, pa.string()), pa.array(docs, pa.string()), np.array(values, dtype=np.float64),
+                   line_of=lambda row: None, raw=lambda row: values[row])
+
+
+def _rows_to_parsed(rows: list, name: str, kind: str, line_of, label: str = "line") -> _Parsed:
+    columns: dict[str, list] = {}
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise EvalSuiteError("each row must be a JSON object", source=name, line=line_of(i), field=label, value=row)
+        for key in row:
+            columns.setdefault(key, [])
+    names = list(columns)
+    roles = _roles(names, kind, name)
+    out: dict[str, list] = {c: [] for c in (roles.query, roles.doc, roles.value, roles.rank) if c}
+    for i, row in enumerate(rows):
+        for col in out:
+            value = row.get(col)
+            if col in (roles.query, roles.doc):
+                if isinstance(value, bool) or not isinstance(value, (str, int)):
+                    raise EvalSuiteError("ids must be strings or whole numbers", source=name, line=line_of(i),
+                                         field=col, value=value)
+                value = str(value)
+            else:
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                    raise EvalSuiteError("must be a finite number", source=name, line=line_of(i), field=col, value=value)
+            out[col].append(value)
+    table = pa.table({c: pa.array(v, pa.string() if c in (roles.query, roles.doc) else pa.float64()) for c, v in out.items()})
+    parsed = _from_table(table, kind, name, line_of)
+    extra = [c for c in names if c not in out]
+    parsed.warnings = [f"fields not used: {', '.join(extra)}"] if extra else []
+    return parsed
+
+
+def _parse_jsonl(inp: _Input, kind: str) -> _Parsed:
+    import pyarrow.json as pajson
+
+    data = inp.data
+    if len(data) == 0 or not bytes(data[:65536]).strip():
+        raise EvalSuiteError("the file is empty", source=inp.name)
+    has_blank = data[:1] == b"\n" or data.find(b"\n\n") != -1 or data.find(b"\n\r\n") != -1
+    if not has_blank:
+        try:
+            table = pajson.read_json(pa.BufferReader(pa.py_buffer(data)))
+            return _from_table(table, kind, inp.name, lambda row: row + 1)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            pass
+    # Slow path: blank lines, mixed id types, or an error to locate.
+    text = _decode_or_explain(data, inp.name)
+    rows, lines = [], []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        rows.append(_json_load(line, inp.name, line_offset=number - 1))
+        lines.append(number)
+    return _rows_to_parsed(rows, inp.name, kind, lambda row: lines[row] if row is not None and row < len(lines) else None)
+
+
+_PARSERS: dict[str, Callable[[_Input, str], _Parsed]] = {
+    "trec": _parse_trec,
+    "csv": _parse_csv,
+    "tsv": _parse_tsv,
+    "json": _parse_json,
+    "jsonl": _parse_jsonl,
+    "parquet": _parse_parquet,
+}

@@ -1,0 +1,442 @@
+"""Ranking metrics (P@k, R@k, hit rate@k, MRR, MAP@k, nDCG@k), vectorised over all queries.
+
+Every metric is computed from one flat representation, :class:`JudgedRanking`: the retrieved
+docs of all queries in rank order, each with its judged grade, plus the judged grades of each
+query for the ideal ranking. Per-query values come from ``numpy.bincount`` over those rows, so
+there is no Python loop over queries or docs. The list functions at the bottom
+(``precision_at_k`` ...) build that representation from Python lists; ``evaluate`` builds it
+from run and qrels files.
+
+Conventions (``shared/docs/metric-conventions.md``): a doc is relevant when its grade is
+>= ``rel_level`` (grades <= 0 never are); R counts judged docs with grade >= ``rel_level``;
+P@k divides by k even when fewer docs were returned; MAP@k divides by R (trec_eval map_cut,
+ranx map@k), not by min(R, k) as Spark and ml_metrics do; nDCG's ideal ranking uses every judged
+doc with grade >= ``rel_level``, best first, cut at k; a query with no relevant doc scores 0
+on every metric.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping, Sequence, Set
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import EvalSuiteError
+from .metric_names import MetricSpec, parse_metric
+from .score import Score
+
+__all__ = [
+    "JudgedRanking",
+    "compute_metrics",
+    "precision_at_k",
+    "recall_at_k",
+    "hit_rate_at_k",
+    "mrr",
+    "mean_average_precision_at_k",
+    "ndcg_at_k",
+]
+
+CONVENTIONS = {
+    "relevant": "grade >= rel_level; grades <= 0 are never relevant (gain 0)",
+    "precision": "relevant in top k / k, k even when fewer docs were returned",
+    "recall": "relevant in top k / R (R = judged docs with grade >= rel_level); 0 when R = 0",
+    "map": "sum of P@i over relevant ranks i <= k, divided by R (trec_eval map_cut, ranx map@k)",
+    "mrr": "1 / rank of the first relevant doc within k (whole list without k); 0 if none",
+    "hit_rate": "1 if a relevant doc is in the top k (trec_eval success_k)",
+    "ndcg": "sum gain(g) / log2(rank + 1); linear gain g (Jarvelin & Kekalainen, trec_eval) or "
+    "exponential 2^g - 1 (Burges, ranx ndcg_burges); ideal from all judged docs with grade >= "
+    "rel_level, cut at k; 0 when the ideal DCG is 0",
+    "judged": "docs with any judgement in the top k / k (ir_measures Judged@k)",
+}
+
+
+@dataclass(frozen=True)
+class JudgedRanking:
+    """Retrieved docs of ``n_queries`` queries in rank order, joined with their judgements.
+
+    Attributes
+    ----------
+    n_queries : int
+        Number of queries (query index 0 .. n_queries - 1).
+    row_query : ndarray, shape (n_rows,), int64
+        Query index of each retrieved doc, non-decreasing.
+    row_rank : ndarray, shape (n_rows,), int64
+        0-based rank of the doc within its query.
+    row_grade : ndarray, shape (n_rows,), float64
+        Judged grade of the doc, 0 when it has no judgement.
+    row_judged : ndarray, shape (n_rows,), bool
+        Whether the doc has a judgement for its query (any grade).
+    n_retrieved : ndarray, shape (n_queries,), int64
+        Number of docs retrieved per query.
+    judged_query : ndarray, shape (n_judged,), int64
+        Query index of each judgement, sorted by query then grade descending.
+    judged_grade : ndarray, shape (n_judged,), float64
+        Grade of each judgement, in that order.
+    """
+
+    n_queries: int
+    row_query: np.ndarray
+    row_rank: np.ndarray
+    row_grade: np.ndarray
+    row_judged: np.ndarray
+    n_retrieved: np.ndarray
+    judged_query: np.ndarray
+    judged_grade: np.ndarray
+
+
+def group_positions(groups: np.ndarray) -> np.ndarray:
+    """0-based position of each element within its run of equal values (``groups`` sorted)."""
+    n = groups.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], groups[1:] != groups[:-1])))
+    sizes = np.diff(np.append(starts, n))
+    return np.arange(n, dtype=np.int64) - np.repeat(starts, sizes)
+
+
+def _safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """numerator / denominator, 0 where the denominator is 0."""
+    out = np.zeros(numerator.shape, dtype=np.float64)
+    np.divide(numerator, denominator, out=out, where=denominator > 0)
+    return out
+
+
+class _MetricComputer:
+    """Computes metrics over one JudgedRanking, sharing masks and counts between metrics."""
+
+    def __init__(self, judged: JudgedRanking, rel_level: float) -> None:
+        self.j = judged
+        self.rel_level = rel_level
+        self.relevant = judged.row_grade >= rel_level
+        self._cut_cache: dict[int | None, np.ndarray] = {}
+        self._hits_cache: dict[int | None, np.ndarray] = {}
+        ideal_mask = judged.judged_grade >= rel_level
+        self.ideal_query = judged.judged_query[ideal_mask]
+        self.ideal_grade = judged.judged_grade[ideal_mask]
+        self.ideal_rank = group_positions(self.ideal_query)
+        self.n_relevant = np.bincount(self.ideal_query, minlength=judged.n_queries).astype(np.float64)
+
+    def _bincount(self, rows: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        return np.bincount(self.j.row_query[rows] if rows is not None else self.j.row_query,
+                           weights=weights, minlength=self.j.n_queries).astype(np.float64)
+
+    def relevant_rows(self, k: int | None) -> np.ndarray:
+        """Indices of relevant rows within the top k (all ranks when k is None)."""
+        if k not in self._cut_cache:
+            mask = self.relevant if k is None else self.relevant & (self.j.row_rank < k)
+            self._cut_cache[k] = np.flatnonzero(mask)
+        return self._cut_cache[k]
+
+    def hits(self, k: int | None) -> np.ndarray:
+        if k not in self._hits_cache:
+            self._hits_cache[k] = self._bincount(self.relevant_rows(k))
+        return self._hits_cache[k]
+
+    def precision(self, k: int | None) -> np.ndarray:
+        if k is None:
+            return _safe_divide(self.hits(None), self.j.n_retrieved.astype(np.float64))
+        return self.hits(k) / k
+
+    def recall(self, k: int | None) -> np.ndarray:
+        return _safe_divide(self.hits(k), self.n_relevant)
+
+    def hit_rate(self, k: int | None) -> np.ndarray:
+        return (self.hits(k) > 0).astype(np.float64)
+
+    def mrr(self, k: int | None) -> np.ndarray:
+        rows = self.relevant_rows(k)
+        out = np.zeros(self.j.n_queries, dtype=np.float64)
+        if rows.size:
+            queries = self.j.row_query[rows]
+            first = rows[np.concatenate(([True], queries[1:] != queries[:-1]))]
+            out[self.j.row_query[first]] = 1.0 / (self.j.row_rank[first] + 1)
+        return out
+
+    def map(self, k: int | None) -> np.ndarray:
+        rows = self.relevant_rows(k)
+        queries = self.j.row_query[rows]
+        precision_at_hit = (group_positions(queries) + 1) / (self.j.row_rank[rows] + 1)
+        total = np.bincount(queries, weights=precision_at_hit, minlength=self.j.n_queries)
+        return _safe_divide(total, self.n_relevant)
+
+    def _gain(self, grades: np.ndarray, exponential: bool) -> np.ndarray:
+        return np.exp2(grades) - 1.0 if exponential else grades
+
+    def ndcg(self, k: int | None, exponential: bool) -> np.ndarray:
+        rows = self.relevant_rows(k)
+        discount = 1.0 / np.log2(self.j.row_rank[rows] + 2.0)
+        dcg = np.bincount(self.j.row_query[rows], weights=self._gain(self.j.row_grade[rows], exponential) * discount,
+                          minlength=self.j.n_queries)
+        ideal = slice(None) if k is None else self.ideal_rank < k
+        ideal_discount = 1.0 / np.log2(self.ideal_rank[ideal] + 2.0)
+        idcg = np.bincount(self.ideal_query[ideal], weights=self._gain(self.ideal_grade[ideal], exponential) * ideal_discount,
+                           minlength=self.j.n_queries)
+        return _safe_divide(dcg, idcg)
+
+    def judged(self, k: int | None) -> np.ndarray:
+        mask = self.j.row_judged if k is None else self.j.row_judged & (self.j.row_rank < k)
+        counts = np.bincount(self.j.row_query[mask], minlength=self.j.n_queries).astype(np.float64)
+        if k is None:
+            return _safe_divide(counts, self.j.n_retrieved.astype(np.float64))
+        return counts / k
+
+    def compute(self, spec: MetricSpec) -> np.ndarray:
+        base, k = spec.base, spec.k
+        if base == "ndcg":
+            return self.ndcg(k, exponential=False)
+        if base == "ndcg_burges":
+            return self.ndcg(k, exponential=True)
+        return getattr(self, base)(k)
+
+
+def check_rel_level(rel_level: object) -> float:
+    """Validate ``rel_level`` (a real number > 0) and return it as a float."""
+    if isinstance(rel_level, bool) or not isinstance(rel_level, numbers.Real) or not math.isfinite(rel_level) or rel_level <= 0:
+        raise EvalSuiteError(
+            "rel_level must be a number > 0 (grades <= 0 are never relevant)", field="rel_level", value=rel_level
+        )
+    return float(rel_level)
+
+
+def compute_metrics(judged: JudgedRanking, specs: Sequence[MetricSpec], rel_level: float = 1) -> dict[str, np.ndarray]:
+    """Per-query values of each metric in ``specs``.
+
+    Parameters
+    ----------
+    judged : JudgedRanking
+        Rows of all queries (see the class).
+    specs : sequence of MetricSpec
+        Parsed metric names.
+    rel_level : float
+        Minimum grade that counts as relevant (> 0).
+
+    Returns
+    -------
+    dict
+        ``spec.name`` -> ndarray of shape (n_queries,), float64.
+    """
+    computer = _MetricComputer(judged, check_rel_level(rel_level))
+    return {spec.name: computer.compute(spec) for spec in specs}
+
+
+# ----------------------------------------------------------------------------------------------
+# List API: one entry per query, retrieved docs already in rank order.
+
+
+def _check_k(k: object, allow_none: bool = True) -> int | None:
+    if k is None and allow_none:
+        return None
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise EvalSuiteError("k must be a whole number >= 1 (or None for the whole list)", field="k", value=k)
+    if k <= 0:
+        raise EvalSuiteError("k must be >= 1", field="k", value=k)
+    return int(k)
+
+
+def _as_grades(item: object, index: int, arg: str) -> dict:
+    """One query's judgements as {doc id: grade}: a set or list means grade 1 for each doc."""
+    if isinstance(item, Mapping):
+        grades = {}
+        for doc, grade in item.items():
+            if isinstance(grade, bool) or not isinstance(grade, numbers.Real) or not math.isfinite(grade):
+                raise EvalSuiteError("a grade must be a finite number", source=arg, field=f"{arg}[{index}][{doc!r}]", value=grade)
+            grades[doc] = float(grade)
+        return grades
+    if isinstance(item, (str, bytes)) or not isinstance(item, (Set, Sequence, np.ndarray)):
+        raise EvalSuiteError(
+            "each query's relevant docs must be a set or list of doc ids, or a mapping doc id -> grade",
+            source=arg, field=f"{arg}[{index}]", value=item,
+        )
+    docs = list(item)
+    if len(set(docs)) != len(docs):
+        seen = set()
+        duplicate = next(d for d in docs if d in seen or seen.add(d))
+        raise EvalSuiteError("a doc id is listed twice for one query", source=arg, field=f"{arg}[{index}]", value=duplicate)
+    return dict.fromkeys(docs, 1.0)
+
+
+def _as_ranking(item: object, index: int, duplicates: str) -> list:
+    if isinstance(item, (str, bytes)) or not isinstance(item, (Sequence, np.ndarray)):
+        raise EvalSuiteError(
+            "each query's retrieved docs must be a list of doc ids in rank order "
+            "(pass one list per query, e.g. [['d1', 'd2'], ['d3']])",
+            source="retrieved", field=f"retrieved[{index}]", value=item,
+        )
+    docs = list(item)
+    if len(set(docs)) != len(docs):
+        if duplicates == "first":
+            return list(dict.fromkeys(docs))
+        first: dict = {}
+        for rank, doc in enumerate(docs, start=1):
+            if doc in first:
+                raise EvalSuiteError(
+                    f"doc id retrieved twice for one query (ranks {first[doc]} and {rank}); "
+                    "pass duplicates='first' to keep the higher-ranked one",
+                    source="retrieved", field=f"retrieved[{index}]", value=doc,
+                )
+            first[doc] = rank
+    return docs
+
+
+def judged_ranking_from_lists(relevant: Sequence, retrieved: Sequence, duplicates: str = "error", arg: str = "relevant") -> JudgedRanking:
+    """Build a :class:`JudgedRanking` from per-query lists (see :func:`precision_at_k`)."""
+    if duplicates not in ("error", "first"):
+        raise EvalSuiteError("duplicates must be 'error' or 'first'", field="duplicates", value=duplicates)
+    for name, value in ((arg, relevant), ("retrieved", retrieved)):
+        if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (Sequence, np.ndarray)):
+            raise EvalSuiteError(f"{name} must be a list with one entry per query", field=name, value=type(value).__name__)
+    if len(relevant) != len(retrieved):
+        raise EvalSuiteError(
+            f"{arg} has {len(relevant)} queries but retrieved has {len(retrieved)}; they must be aligned",
+            field=arg, value=len(relevant),
+        )
+    n = len(relevant)
+    grades_per_query = [_as_grades(item, i, arg) for i, item in enumerate(relevant)]
+    rankings = [_as_ranking(item, i, duplicates) for i, item in enumerate(retrieved)]
+    n_retrieved = np.fromiter((len(r) for r in rankings), dtype=np.int64, count=n)
+    nan = float("nan")
+    row_grade = np.fromiter(
+        (g.get(doc, nan) for g, ranking in zip(grades_per_query, rankings) for doc in ranking),
+        dtype=np.float64, count=int(n_retrieved.sum()),
+    )
+    row_judged = ~np.isnan(row_grade)
+    row_grade[~row_judged] = 0.0
+    row_query = np.repeat(np.arange(n, dtype=np.int64), n_retrieved)
+    n_judged = np.fromiter((len(g) for g in grades_per_query), dtype=np.int64, count=n)
+    judged_grade = np.fromiter((v for g in grades_per_query for v in g.values()), dtype=np.float64, count=int(n_judged.sum()))
+    judged_query = np.repeat(np.arange(n, dtype=np.int64), n_judged)
+    order = np.lexsort((-judged_grade, judged_query))
+    return JudgedRanking(
+        n_queries=n,
+        row_query=row_query,
+        row_rank=_ranks_from_counts(n_retrieved),
+        row_grade=row_grade,
+        row_judged=row_judged,
+        n_retrieved=n_retrieved,
+        judged_query=judged_query[order],
+        judged_grade=judged_grade[order],
+    )
+
+
+def _ranks_from_counts(counts: np.ndarray) -> np.ndarray:
+    """0-based rank within each query for rows grouped by query with ``counts`` rows each."""
+    total = int(counts.sum())
+    starts = np.cumsum(counts) - counts
+    return np.arange(total, dtype=np.int64) - np.repeat(starts, counts)
+
+
+def _list_metric(base: str, relevant, retrieved, k, rel_level, duplicates, allow_none_k=True, arg="relevant") -> Score:
+    k = _check_k(k, allow_none=allow_none_k)
+    rel = check_rel_level(rel_level)
+    judged = judged_ranking_from_lists(relevant, retrieved, duplicates, arg=arg)
+    spec = MetricSpec(base if k is None else f"{base}@{k}", base, k)
+    values = compute_metrics(judged, [spec], rel)[spec.name]
+    params = {
+        "metric": spec.canonical,
+        "k": k,
+        "rel_level": rel_level,
+        "n_queries": judged.n_queries,
+        "duplicates": duplicates,
+        "convention": CONVENTIONS["ndcg" if base.startswith("ndcg") else base],
+    }
+    if spec.gains:
+        params["gains"] = spec.gains
+    return Score(values, params)
+
+
+_LIST_DOC = """
+    Parameters
+    ----------
+    relevant : sequence of (set | list | mapping), length n_queries
+        Per query the relevant doc ids (a set or list: grade 1 each) or a mapping
+        doc id -> grade (int or float; grades <= 0 are judged but not relevant).
+    retrieved : sequence of sequences, length n_queries
+        Per query the retrieved doc ids, best first (the given order is the ranking).
+    k : int >= 1 or None
+        Cutoff; None uses the whole list.
+    rel_level : float > 0, default 1
+        Minimum grade that counts as relevant.
+    duplicates : {"error", "first"}
+        A doc retrieved twice for one query raises EvalSuiteError unless "first" keeps the
+        higher-ranked occurrence.
+
+    Returns
+    -------
+    Score
+        Float equal to the mean over queries; ``.per_query`` (shape (n_queries,)) aligned with
+        the input and ``.params`` (metric, k, rel_level, n_queries, convention).
+
+    Raises
+    ------
+    EvalSuiteError
+        Misaligned inputs, a doc retrieved twice, a grade that is not a finite number, k <= 0,
+        rel_level <= 0.
+"""
+
+
+def precision_at_k(relevant, retrieved, k=5, rel_level=1, duplicates="error") -> Score:
+    """Precision at k: relevant docs in the top k divided by k (even when fewer were returned).
+
+    Matches trec_eval ``P_k`` and ranx ``precision@k``.
+    """
+    return _list_metric("precision", relevant, retrieved, k, rel_level, duplicates)
+
+
+def recall_at_k(relevant, retrieved, k=5, rel_level=1, duplicates="error") -> Score:
+    """Recall at k: relevant docs in the top k divided by all relevant docs (0 when none).
+
+    Matches trec_eval ``recall_k`` and ranx ``recall@k``.
+    """
+    return _list_metric("recall", relevant, retrieved, k, rel_level, duplicates)
+
+
+def hit_rate_at_k(relevant, retrieved, k=5, rel_level=1, duplicates="error") -> Score:
+    """Hit rate at k: 1 if any relevant doc is in the top k, else 0.
+
+    Matches trec_eval ``success_k`` and ranx ``hit_rate@k``.
+    """
+    return _list_metric("hit_rate", relevant, retrieved, k, rel_level, duplicates)
+
+
+def mrr(relevant, retrieved, k=None, rel_level=1, duplicates="error") -> Score:
+    """Mean reciprocal rank: 1 / rank of the first relevant doc (within k if given), 0 if none.
+
+    Matches trec_eval ``recip_rank`` (k=None) and ranx ``mrr@k``.
+    """
+    return _list_metric("mrr", relevant, retrieved, k, rel_level, duplicates)
+
+
+def mean_average_precision_at_k(relevant, retrieved, k=10, rel_level=1, duplicates="error") -> Score:
+    """Mean average precision at k: sum of P@i over relevant ranks i <= k, divided by R.
+
+    R is the number of relevant docs judged for the query (not min(R, k) as in Spark and
+    ml_metrics). Matches trec_eval ``map_cut_k`` (``map`` with k=None) and ranx ``map@k``.
+    """
+    return _list_metric("map", relevant, retrieved, k, rel_level, duplicates)
+
+
+def ndcg_at_k(graded, retrieved, k=10, gains="linear", rel_level=1, duplicates="error") -> Score:
+    """Normalised discounted cumulative gain at k.
+
+    DCG@k = sum over ranks i <= k of gain(g_i) / log2(i + 1), with gain(g) = g ("linear",
+    Järvelin & Kekäläinen 2002, trec_eval ``ndcg_cut_k``, ranx ``ndcg@k``) or 2^g - 1
+    ("exponential", Burges et al. 2005, ranx ``ndcg_burges@k``), counting only grades
+    >= ``rel_level``. The ideal DCG sorts every judged doc with grade >= ``rel_level`` best
+    first and cuts at k; a query whose ideal DCG is 0 scores 0. With ``rel_level`` > 1 this
+    follows ranx; trec_eval ignores ``-l`` for nDCG.
+
+    ``graded`` is the ``relevant`` argument of the other functions (a mapping of grades per
+    query; a set means grade 1). ``gains`` is "linear" or "exponential".
+    """
+    if gains not in ("linear", "exponential"):
+        raise EvalSuiteError("gains must be 'linear' or 'exponential'", field="gains", value=gains)
+    base = "ndcg" if gains == "linear" else "ndcg_burges"
+    return _list_metric(base, graded, retrieved, k, rel_level, duplicates, arg="graded")
+
+
+for _fn in (precision_at_k, recall_at_k, hit_rate_at_k, mrr, mean_average_precision_at_k, ndcg_at_k):
+    _fn.__doc__ = (_fn.__doc__ or "") + _LIST_DOC
+del _fn
