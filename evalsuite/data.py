@@ -245,14 +245,18 @@ def _numeric_column(frame: pd.DataFrame, col: str, field: str) -> np.ndarray:
     return series.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
-def _check_ids(ids: pa.Array, field: str, source: str | None, line_of: LineOf) -> None:
+def _check_ids(ids: pa.Array | pa.ChunkedArray, field: str, source: str | None, line_of: LineOf) -> None:
     """Reject missing or empty ids, naming the first such row."""
     if ids.null_count:
         row = int(np.flatnonzero(ids.is_null().to_numpy(zero_copy_only=False))[0])
         raise EvalSuiteError("missing id", source=source, line=line_of(row), field=field, value=None, has_value=False)
-    empty = pc.equal(pc.binary_length(ids), 0).to_numpy(zero_copy_only=False)
-    if empty.any():
-        row = int(np.flatnonzero(empty)[0])
+    if pa.types.is_dictionary(ids.type):
+        chunks = ids.chunks if isinstance(ids, pa.ChunkedArray) else [ids]
+        if not any("" in c.dictionary.to_pylist() for c in chunks):
+            return
+        ids = ids.cast(ids.type.value_type)
+    if len(ids) and pc.min(pc.binary_length(ids)).as_py() == 0:
+        row = int(np.flatnonzero(pc.equal(pc.binary_length(ids), 0).to_numpy(zero_copy_only=False))[0])
         raise EvalSuiteError("empty id", source=source, line=line_of(row), field=field, value="")
 
 
@@ -263,19 +267,32 @@ def _check_finite(values: np.ndarray, field: str, source: str | None, line_of: L
         raise EvalSuiteError("not a finite number", source=source, line=line_of(row), field=field, value=float(values[row]))
 
 
-def _encode_queries(query_ids: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """Query code per row (order of first appearance) and the distinct ids as an object array."""
-    encoded = pc.dictionary_encode(query_ids)
-    if isinstance(encoded, pa.ChunkedArray):
-        encoded = encoded.unify_dictionaries() if hasattr(encoded, "unify_dictionaries") else encoded
-        encoded = encoded.combine_chunks()
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    ids = np.array(encoded.dictionary.to_pylist(), dtype=object)
-    return codes, ids
+def _encode_queries(query_ids: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """Query code per row, numbered in order of first appearance, and the distinct ids.
 
-
-def _combine(arr):
-    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+    Accepts plain or dictionary-encoded (as the TREC reader produces) string arrays.
+    """
+    if not pa.types.is_dictionary(query_ids.type):
+        query_ids = pc.dictionary_encode(query_ids)
+    if isinstance(query_ids, pa.ChunkedArray):
+        table = pa.table({"q": query_ids}).unify_dictionaries()
+        column = table.column("q")
+        dictionary = column.chunks[0].dictionary if column.num_chunks else pa.array([], pa.string())
+        codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in column.chunks]) if column.num_chunks else np.zeros(0)
+    else:
+        dictionary = query_ids.dictionary
+        codes = query_ids.indices.to_numpy(zero_copy_only=False)
+    codes = codes.astype(np.int64)
+    ids = np.array(dictionary.to_pylist(), dtype=object)
+    if codes.size == 0:
+        return codes, ids[:0]
+    # Renumber by first appearance (a dictionary need not be in that order): look only at the
+    # rows where the code changes, so this is cheap for grouped files.
+    change = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    first_seen = pd.unique(codes[change])
+    renumber = np.full(len(ids), -1, dtype=np.int64)
+    renumber[first_seen] = np.arange(len(first_seen))
+    return renumber[codes], ids[first_seen]
 
 
 def _offsets(codes_sorted: np.ndarray, n_queries: int) -> np.ndarray:
@@ -371,7 +388,6 @@ def build_run(query_ids: pa.Array, doc_ids: pa.Array, scores: np.ndarray | None,
     ``line_of(row)`` maps an input row to its file line for error messages.
     """
     _check_duplicates_policy(duplicates)
-    query_ids, doc_ids = _combine(query_ids), _combine(doc_ids)
     warnings = list(warnings)
     _check_ids(query_ids, "query_id", source, line_of)
     _check_ids(doc_ids, "doc_id", source, line_of)
@@ -405,7 +421,6 @@ def build_qrels(query_ids: pa.Array, doc_ids: pa.Array, grades: np.ndarray, *, n
                 source: str | None = None, line_of: LineOf = _no_lines, duplicates: str = "error", warnings=()) -> Qrels:
     """Validate and index judgements (see :class:`Qrels`); the readers' common last step."""
     _check_duplicates_policy(duplicates)
-    query_ids, doc_ids = _combine(query_ids), _combine(doc_ids)
     warnings = list(warnings)
     _check_ids(query_ids, "query_id", source, line_of)
     _check_ids(doc_ids, "doc_id", source, line_of)

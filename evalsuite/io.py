@@ -213,6 +213,7 @@ def read_run(path_or_buffer: PathOrBuffer, format: str | None = None, *, name: s
     inp = _load(path_or_buffer, source_name)
     fmt = _check_format(format, inp)
     parsed = _PARSERS[fmt](inp, "run")
+    inp.data = b""  # the parsed columns are all that is needed now; free the file's bytes
     if parsed.n_rows == 0:
         raise EvalSuiteError("no run lines found (the file is empty or holds only comments)", source=inp.name)
     run_name = name or parsed.tag or os.path.splitext(os.path.basename(inp.ext_name))[0] or None
@@ -249,6 +250,7 @@ def read_qrels(path_or_buffer: PathOrBuffer, format: str | None = None, *, dupli
     inp = _load(path_or_buffer, source_name)
     fmt = _check_format(format, inp)
     parsed = _PARSERS[fmt](inp, "qrels")
+    inp.data = b""
     if parsed.n_rows == 0:
         raise EvalSuiteError("no judgements found (the file is empty or holds only comments)", source=inp.name)
     grades = parsed.values
@@ -300,23 +302,16 @@ class _Parsed:
 # TREC (whitespace separated).
 
 
-def _needs_python_pass(data) -> bool:
-    """Whether the file has lines pyarrow cannot take as they are (comments, blank lines)."""
-    if data[:1] in (b"#", b"\n") or data.find(b"\n#") != -1 or data.find(b"\n\n") != -1:
-        return True
-    # A carriage return that does not end a line would be read as a line break by pyarrow.
-    crs = data.count(b"\r")
-    return crs != 0 and crs != data.count(b"\r\n")
+def _has_comment_or_blank_lines(data: bytes) -> bool:
+    """Whether the file has ``#`` comment lines or blank lines (only asked on the slow path)."""
+    return data[:1] in (b"#", b"\n") or data.find(b"\n#") != -1 or data.find(b"\n\n") != -1
 
 
-def _needs_whitespace_pass(data) -> bool:
-    return (
-        data.find(b"\t") != -1 or data.find(b"  ") != -1 or data[:1] == b" " or data.find(b"\n ") != -1
-        or data.find(b" \n") != -1 or data.find(b"\r") != -1 or data[-1:] == b" "
-    )
+def _count_lines(data: bytes) -> int:
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
-def _normalise_whitespace(data, chunk: int = 1 << 24) -> bytes:
+def _normalise_whitespace(data: bytes, chunk: int = 1 << 24) -> bytes:
     """Tabs and CRs to spaces, runs of spaces to one, no space at line starts or ends.
 
     Line breaks are kept, so line numbers do not change. Works in chunks cut at line breaks
@@ -330,18 +325,17 @@ def _normalise_whitespace(data, chunk: int = 1 << 24) -> bytes:
         if end < n:
             cut = data.rfind(b"\n", start, end)
             end = cut + 1 if cut >= start else (data.find(b"\n", end) + 1 or n)
-        block = np.frombuffer(bytes(data[start:end]), dtype=np.uint8).copy()
+        block = np.frombuffer(data, dtype=np.uint8, count=end - start, offset=start).copy()
         block[(block == 9) | (block == 13)] = 32
         space = block == 32
         newline = block == 10
+        # Drop a space that follows a space or a line break, or that precedes a line break.
         after_break = np.concatenate(([True], space[:-1] | newline[:-1]))
         before_break = np.concatenate((newline[1:], [True]))
-        keep = ~(space & (after_break | before_break))
-        # A space before a run of spaces that ends the line must go too: drop trailing runs.
-        block = block[keep]
-        space = block == 32
+        block = block[~(space & (after_break | before_break))]
+        # One space may remain before a line break (the first of a trailing run): drop it.
         before_break = np.concatenate(((block == 10)[1:], [True]))
-        block = block[~(space & before_break)]
+        block = block[~((block == 32) & before_break)]
         out.append(block.tobytes())
         start = end
     return b"".join(out)
@@ -363,25 +357,31 @@ def _wrong_kind_message(kind: str, ncols: int) -> str:
 
 
 def _parse_trec(inp: _Input, kind: str) -> _Parsed:
+    """TREC run or qrels: pyarrow on the file as it is, else on normalised whitespace, else Python."""
     data = inp.data
     if len(data) == 0:
         raise EvalSuiteError("the file is empty", source=inp.name)
-    if not _needs_python_pass(data):
-        if _needs_whitespace_pass(data):
-            data = _normalise_whitespace(data)
-            if data[:1] == b"\n" or data.find(b"\n\n") != -1:
-                return _parse_trec_python(inp, kind)
-        parsed = _parse_trec_arrow(data, inp, kind)
+    parsed = _parse_trec_arrow(data, kind)
+    if parsed is not None:
+        return parsed
+    if not _has_comment_or_blank_lines(data):
+        parsed = _parse_trec_arrow(_normalise_whitespace(data), kind)
         if parsed is not None:
             return parsed
     return _parse_trec_python(inp, kind)
 
 
-def _parse_trec_arrow(data, inp: _Input, kind: str) -> _Parsed | None:
-    """Fast path; returns None when pyarrow rejects the file (the Python pass then explains)."""
+def _parse_trec_arrow(data: bytes, kind: str) -> _Parsed | None:
+    """Fast path for single-space separated lines.
+
+    Returns None when the result would not be what a whitespace split gives line by line
+    (pyarrow rejected a line, a field is empty, a line starts with '#', or blank lines were
+    skipped and would shift line numbers); the caller then normalises or explains.
+    """
     ncols, names, _, _ = _trec_layout(kind)
-    value_col = "score" if kind == "run" else "grade"
-    wanted = ["query_id", "doc_id", value_col] + (["tag"] if kind == "run" else [])
+    value_col = names[-1] if kind == "qrels" else "score"
+    text_cols = [c for c in names if c not in ("query_id", value_col, "tag")]
+    query_type = pa.dictionary(pa.int32(), pa.string())
     try:
         table = pacsv.read_csv(
             pa.py_buffer(data),
@@ -389,18 +389,29 @@ def _parse_trec_arrow(data, inp: _Input, kind: str) -> _Parsed | None:
             parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
                                               escape_char=False, newlines_in_values=False),
             convert_options=pacsv.ConvertOptions(
-                column_types={"query_id": pa.string(), "doc_id": pa.string(), value_col: pa.float64(),
-                              **({"tag": pa.dictionary(pa.int32(), pa.string())} if kind == "run" else {})},
-                include_columns=wanted, null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False,
+                column_types={"query_id": query_type, value_col: pa.float64(), **{c: pa.string() for c in text_cols},
+                              **({"tag": query_type} if kind == "run" else {})},
+                null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False,
             ),
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
+    if table.num_rows != _count_lines(data):
+        return None
+    for col in text_cols:
+        if table.num_rows and pc.min(pc.binary_length(table.column(col))).as_py() == 0:
+            return None
+    for chunk in table.column("query_id").chunks:
+        if any(q == "" or q.startswith("#") for q in chunk.dictionary.to_pylist()):
+            return None
+    pa.default_memory_pool().release_unused()
     tag, warnings = None, []
     if kind == "run":
         tag_values: set[str] = set()
         for chunk in table.column("tag").chunks:
             tag_values.update(chunk.dictionary.to_pylist())
+        if "" in tag_values:
+            return None
         if len(tag_values) == 1:
             tag = next(iter(tag_values))
         elif len(tag_values) > 1:
