@@ -30,6 +30,17 @@ def _no_lines(_row: int) -> None:
     return None
 
 
+class _Locator:
+    """Where input rows came from, to build errors that name file and line (or row)."""
+
+    def __init__(self, source: str | None, line_of: LineOf = _no_lines, label: str = "line") -> None:
+        self.source, self.line_of, self.label = source, line_of, label
+
+    def error(self, reason: str, row: int | None = None, **details) -> EvalSuiteError:
+        line = None if row is None else self.line_of(row)
+        return EvalSuiteError(reason, source=self.source, line=line, line_label=self.label, **details)
+
+
 class _Ranked:
     """Shared storage of Run and Qrels: query ids, per-query offsets, doc ids and their keys."""
 
@@ -245,11 +256,11 @@ def _numeric_column(frame: pd.DataFrame, col: str, field: str) -> np.ndarray:
     return series.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
-def _check_ids(ids: pa.Array | pa.ChunkedArray, field: str, source: str | None, line_of: LineOf) -> None:
+def _check_ids(ids: pa.Array | pa.ChunkedArray, field: str, where: _Locator) -> None:
     """Reject missing or empty ids, naming the first such row."""
     if ids.null_count:
         row = int(np.flatnonzero(ids.is_null().to_numpy(zero_copy_only=False))[0])
-        raise EvalSuiteError("missing id", source=source, line=line_of(row), field=field, value=None, has_value=False)
+        raise where.error("missing id", row, field=field, value=None, has_value=False)
     if pa.types.is_dictionary(ids.type):
         chunks = ids.chunks if isinstance(ids, pa.ChunkedArray) else [ids]
         if not any("" in c.dictionary.to_pylist() for c in chunks):
@@ -257,14 +268,14 @@ def _check_ids(ids: pa.Array | pa.ChunkedArray, field: str, source: str | None, 
         ids = ids.cast(ids.type.value_type)
     if len(ids) and pc.min(pc.binary_length(ids)).as_py() == 0:
         row = int(np.flatnonzero(pc.equal(pc.binary_length(ids), 0).to_numpy(zero_copy_only=False))[0])
-        raise EvalSuiteError("empty id", source=source, line=line_of(row), field=field, value="")
+        raise where.error("empty id", row, field=field, value="")
 
 
-def _check_finite(values: np.ndarray, field: str, source: str | None, line_of: LineOf) -> None:
+def _check_finite(values: np.ndarray, field: str, where: _Locator) -> None:
     bad = ~np.isfinite(values)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        raise EvalSuiteError("not a finite number", source=source, line=line_of(row), field=field, value=float(values[row]))
+        raise where.error("not a finite number", row, field=field, value=float(values[row]))
 
 
 def _encode_queries(query_ids: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
@@ -356,7 +367,7 @@ def _check_duplicates_policy(duplicates: str) -> None:
         raise EvalSuiteError("duplicates must be 'error' or 'max'", field="duplicates", value=duplicates)
 
 
-def _resolve_duplicates(groups, values, codes, query_ids, doc_ids, duplicates, source, line_of, field, perm=None):
+def _resolve_duplicates(groups, values, codes, query_ids, doc_ids, duplicates, where: _Locator, field, perm=None):
     """Raise on duplicate (query, doc) rows, or return the rows to drop under duplicates='max'."""
     if not groups:
         return None
@@ -364,12 +375,13 @@ def _resolve_duplicates(groups, values, codes, query_ids, doc_ids, duplicates, s
         group = groups[0]
         row_a, row_b = (int(r) for r in sorted(group)[:2])
         orig = (lambda r: int(perm[r])) if perm is not None else (lambda r: r)
-        lines = [line_of(orig(row_a)), line_of(orig(row_b))]
-        where = f"lines {lines[0]} and {lines[1]}" if None not in lines else f"rows {orig(row_a) + 1} and {orig(row_b) + 1}"
-        raise EvalSuiteError(
-            f"doc {doc_ids[row_a].as_py()!r} appears twice for query {query_ids[codes[row_a]]!r} ({where}; "
+        lines = [where.line_of(orig(row_a)), where.line_of(orig(row_b))]
+        place = (f"{where.label}s {lines[0]} and {lines[1]}" if None not in lines
+                 else f"rows {orig(row_a) + 1} and {orig(row_b) + 1}")
+        raise where.error(
+            f"doc {doc_ids[row_a].as_py()!r} appears twice for query {query_ids[codes[row_a]]!r} ({place}; "
             f"{len(groups)} duplicated pair(s) in all); trec_eval refuses this; pass duplicates='max' to keep the higher {field}",
-            source=source, line=lines[1], field="doc_id", value=doc_ids[row_a].as_py(),
+            orig(row_b), field="doc_id", value=doc_ids[row_a].as_py(),
         )
     drop = []
     for group in groups:
@@ -380,7 +392,7 @@ def _resolve_duplicates(groups, values, codes, query_ids, doc_ids, duplicates, s
 
 def build_run(query_ids: pa.Array, doc_ids: pa.Array, scores: np.ndarray | None, ranks: np.ndarray | None = None, *,
               name: str | None = None, source: str | None = None, line_of: LineOf = _no_lines,
-              duplicates: str = "error", warnings=()) -> Run:
+              duplicates: str = "error", warnings=(), line_label: str = "line") -> Run:
     """Validate, order and index run rows (see :class:`Run`); the readers' common last step.
 
     ``scores`` orders each query (descending; ties by doc id descending). When only ``ranks``
@@ -388,18 +400,19 @@ def build_run(query_ids: pa.Array, doc_ids: pa.Array, scores: np.ndarray | None,
     ``line_of(row)`` maps an input row to its file line for error messages.
     """
     _check_duplicates_policy(duplicates)
+    where = _Locator(source, line_of, line_label)
     warnings = list(warnings)
-    _check_ids(query_ids, "query_id", source, line_of)
-    _check_ids(doc_ids, "doc_id", source, line_of)
+    _check_ids(query_ids, "query_id", where)
+    _check_ids(doc_ids, "doc_id", where)
     if scores is None:
         if ranks is None:
-            raise EvalSuiteError("a run needs a score or a rank column", source=source, field="score")
-        _check_finite(ranks, "rank", source, line_of)
+            raise where.error("a run needs a score or a rank column", field="score")
+        _check_finite(ranks, "rank", where)
         scores = -np.asarray(ranks, dtype=np.float64)
         warnings.append("no score column: docs ordered by the rank column")
     else:
         scores = np.asarray(scores, dtype=np.float64)
-        _check_finite(scores, "score", source, line_of)
+        _check_finite(scores, "score", where)
     codes, qids = _encode_queries(query_ids)
     keys = string_keys(doc_ids)
     perm = _rank_order(codes, scores, doc_ids)
@@ -407,7 +420,7 @@ def build_run(query_ids: pa.Array, doc_ids: pa.Array, scores: np.ndarray | None,
         codes, scores, keys = codes[perm], scores[perm], keys[perm]
         doc_ids = doc_ids.take(pa.array(perm))
     groups = _find_duplicates(codes, keys, doc_ids)
-    drop = _resolve_duplicates(groups, scores, codes, qids, doc_ids, duplicates, source, line_of, "score", perm)
+    drop = _resolve_duplicates(groups, scores, codes, qids, doc_ids, duplicates, where, "score", perm)
     if drop is not None:
         keep = np.ones(codes.size, dtype=bool)
         keep[drop] = False
@@ -418,14 +431,16 @@ def build_run(query_ids: pa.Array, doc_ids: pa.Array, scores: np.ndarray | None,
 
 
 def build_qrels(query_ids: pa.Array, doc_ids: pa.Array, grades: np.ndarray, *, name: str | None = None,
-                source: str | None = None, line_of: LineOf = _no_lines, duplicates: str = "error", warnings=()) -> Qrels:
+                source: str | None = None, line_of: LineOf = _no_lines, duplicates: str = "error", warnings=(),
+                line_label: str = "line") -> Qrels:
     """Validate and index judgements (see :class:`Qrels`); the readers' common last step."""
     _check_duplicates_policy(duplicates)
+    where = _Locator(source, line_of, line_label)
     warnings = list(warnings)
-    _check_ids(query_ids, "query_id", source, line_of)
-    _check_ids(doc_ids, "doc_id", source, line_of)
+    _check_ids(query_ids, "query_id", where)
+    _check_ids(doc_ids, "doc_id", where)
     grades = np.asarray(grades, dtype=np.float64)
-    _check_finite(grades, "grade", source, line_of)
+    _check_finite(grades, "grade", where)
     codes, qids = _encode_queries(query_ids)
     keys = string_keys(doc_ids)
     perm = None
@@ -434,7 +449,7 @@ def build_qrels(query_ids: pa.Array, doc_ids: pa.Array, grades: np.ndarray, *, n
         codes, grades, keys = codes[perm], grades[perm], keys[perm]
         doc_ids = doc_ids.take(pa.array(perm))
     groups = _find_duplicates(codes, keys, doc_ids)
-    drop = _resolve_duplicates(groups, grades, codes, qids, doc_ids, duplicates, source, line_of, "grade", perm)
+    drop = _resolve_duplicates(groups, grades, codes, qids, doc_ids, duplicates, where, "grade", perm)
     if drop is not None:
         keep = np.ones(codes.size, dtype=bool)
         keep[drop] = False

@@ -270,7 +270,7 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
         if qrels_set - run_set:
             warnings.append(f"queries='intersection': {len(qrels_set - run_set)} qrels queries missing from the run "
                             "are left out of the means (trec_eval without -c); the default 'qrels' scores them 0")
-    if not eval_ids:
+    if not (run_set & qrels_set):
         raise EvalSuiteError(
             f"no query to evaluate: the run's {len(run_set)} query ids and the qrels' {len(qrels_set)} have none in common "
             f"(run ids such as {sorted(run_set)[:3]}, qrels ids such as {sorted(qrels_set)[:3]})",

@@ -218,7 +218,7 @@ def read_run(path_or_buffer: PathOrBuffer, format: str | None = None, *, name: s
         raise EvalSuiteError("no run lines found (the file is empty or holds only comments)", source=inp.name)
     run_name = name or parsed.tag or os.path.splitext(os.path.basename(inp.ext_name))[0] or None
     return build_run(parsed.query_ids, parsed.doc_ids, parsed.values, parsed.ranks, name=run_name, source=inp.name,
-                     line_of=parsed.line_of, duplicates=duplicates, warnings=parsed.warnings)
+                     line_of=parsed.line_of, duplicates=duplicates, warnings=parsed.warnings, line_label=parsed.line_label)
 
 
 def read_qrels(path_or_buffer: PathOrBuffer, format: str | None = None, *, duplicates: str = "error",
@@ -261,7 +261,7 @@ def read_qrels(path_or_buffer: PathOrBuffer, format: str | None = None, *, dupli
                              line=parsed.line_of(row), field="grade", value=parsed.raw_value(row),
                              line_label=parsed.line_label)
     return build_qrels(parsed.query_ids, parsed.doc_ids, grades, source=inp.name, line_of=parsed.line_of,
-                       duplicates=duplicates, warnings=parsed.warnings)
+                       duplicates=duplicates, warnings=parsed.warnings, line_label=parsed.line_label)
 
 
 def _check_format(format: str | None, inp: _Input) -> str:

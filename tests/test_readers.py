@@ -1,0 +1,125 @@
+"""Every input format and its variants give the same run or qrels; ids are never altered."""
+
+import gzip
+import io
+import json
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import evalsuite as es
+from conftest import CRANFIELD, TREC
+
+RUN_ROWS = [("007", "d1", 1, 2.5), ("007", "d02", 2, 1.5), ("10", "d1", 1, 0.25), ("10", "x#y", 2, -3.0)]
+QRELS_ROWS = [("007", "d1", 2), ("007", "zz", 0), ("10", "x#y", 1)]
+
+
+def _run_content(run: es.Run):
+    return {q: list(zip(run.query(q)["doc_id"], run.query(q)["score"])) for q in run.query_ids}
+
+
+def _qrels_content(qrels: es.Qrels):
+    return {q: qrels.query(q) for q in qrels.query_ids}
+
+
+EXPECTED_RUN = {"007": [("d1", 2.5), ("d02", 1.5)], "10": [("d1", 0.25), ("x#y", -3.0)]}
+EXPECTED_QRELS = {"007": {"d1": 2.0, "zz": 0.0}, "10": {"x#y": 1.0}}
+
+
+def _run_files():
+    trec = "".join(f"{q} Q0 {d} {r} {s} tag\n" for q, d, r, s in RUN_ROWS)
+    csv = "query_id,doc_id,rank,score\n" + "".join(f"{q},{d},{r},{s}\n" for q, d, r, s in RUN_ROWS)
+    beir_tsv = "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{s}\n" for q, d, _, s in RUN_ROWS)
+    ranx_json = json.dumps({"007": {"d1": 2.5, "d02": 1.5}, "10": {"d1": 0.25, "x#y": -3.0}})
+    jsonl = "".join(json.dumps({"qid": q, "docno": d, "score": s}) + "\n" for q, d, _, s in RUN_ROWS)
+    frame = pd.DataFrame(RUN_ROWS, columns=["query_id", "doc_id", "rank", "score"])
+    buffer = io.BytesIO()
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), buffer)
+    return {
+        "run.trec": trec.encode(), "run.csv": csv.encode(), "run.tsv": beir_tsv.encode(),
+        "run.json": ranx_json.encode(), "run.jsonl": jsonl.encode(), "run.parquet": buffer.getvalue(),
+        "tabs_and_spaces.txt": trec.replace(" ", "\t").replace("\tQ0\t", "  Q0 \t").encode(),
+        "crlf.trec": trec.replace("\n", "\r\n").encode(),
+        "comments.trec": ("# a comment\n\n" + trec + "# trailing\n").encode(),
+        "padded.trec": "".join(f"  {line}  \n" for line in trec.splitlines()).encode(),
+    }
+
+
+@pytest.mark.parametrize("filename", list(_run_files()))
+def test_every_run_format_reads_the_same(filename, tmp_path):
+    content = _run_files()[filename]
+    path = tmp_path / filename
+    path.write_bytes(content)
+    assert _run_content(es.read_run(path)) == EXPECTED_RUN
+    gz = tmp_path / (filename + ".gz")
+    gz.write_bytes(gzip.compress(content))
+    assert _run_content(es.read_run(gz)) == EXPECTED_RUN
+    # No extension: detected from the content.
+    assert _run_content(es.read_run(content)) == EXPECTED_RUN
+
+
+def _qrels_files():
+    trec = "".join(f"{q} 0 {d} {g}\n" for q, d, g in QRELS_ROWS)
+    beir = "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{g}\n" for q, d, g in QRELS_ROWS)
+    csv = "qid,docid,relevance\n" + "".join(f"{q},{d},{g}\n" for q, d, g in QRELS_ROWS)
+    ranx_json = json.dumps({"007": {"d1": 2, "zz": 0}, "10": {"x#y": 1}})
+    jsonl = "".join(json.dumps({"query_id": q, "doc_id": d, "grade": g}) + "\n" for q, d, g in QRELS_ROWS)
+    frame = pd.DataFrame(QRELS_ROWS, columns=["query_id", "doc_id", "grade"])
+    buffer = io.BytesIO()
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), buffer)
+    return {"qrels.trec": trec.encode(), "qrels.tsv": beir.encode(), "qrels.csv": csv.encode(),
+            "qrels.json": ranx_json.encode(), "qrels.jsonl": jsonl.encode(), "qrels.parquet": buffer.getvalue(),
+            "grades_as_floats.trec": trec.replace(" 2\n", " 2.0\n").encode()}
+
+
+@pytest.mark.parametrize("filename", list(_qrels_files()))
+def test_every_qrels_format_reads_the_same(filename, tmp_path):
+    content = _qrels_files()[filename]
+    path = tmp_path / filename
+    path.write_bytes(content)
+    assert _qrels_content(es.read_qrels(path)) == EXPECTED_QRELS
+    assert _qrels_content(es.read_qrels(io.BytesIO(content))) == EXPECTED_QRELS
+
+
+def test_detect_format_from_extension_and_content():
+    files = _run_files()
+    assert es.detect_format(files["run.csv"], "x.csv") == "csv"
+    assert es.detect_format(files["run.csv"], "") == "csv"
+    assert es.detect_format(files["run.tsv"], "x.txt") == "tsv"
+    assert es.detect_format(files["run.json"], "") == "json"
+    assert es.detect_format(files["run.jsonl"], "") == "jsonl"
+    assert es.detect_format(files["run.parquet"], "") == "parquet"
+    assert es.detect_format(files["run.trec"], "") == "trec"
+
+
+def test_ids_that_look_numeric_stay_strings():
+    run = es.read_run(b"007 Q0 0042 1 1.0 t\n")
+    assert run.query_ids.tolist() == ["007"]
+    assert run.query("007")["doc_id"].tolist() == ["0042"]
+    csv = es.read_run(b"query_id,doc_id,score\n007,0042,1.0\n", format="csv")
+    assert csv.query("007")["doc_id"].tolist() == ["0042"]
+    # JSONL with numbers as ids: written in decimal ("7"), never as 7.0.
+    jsonl = es.read_qrels(b'{"query_id": 7, "doc_id": 42, "grade": 1}\n', format="jsonl")
+    assert jsonl.query_ids.tolist() == ["7"] and jsonl.query("7") == {"42": 1.0}
+
+
+def test_run_tag_becomes_the_name_unless_given():
+    assert es.read_run(TREC / "results.test").name == "STANDARD"
+    assert es.read_run(TREC / "results.test", name="mine").name == "mine"
+    assert es.read_run(b"query_id,doc_id,score\nq,d,1\n", format="csv", source_name="bm25.csv").name == "bm25"
+
+
+def test_interleaved_queries_are_grouped_and_ranked():
+    run = es.read_run(b"a Q0 d1 1 1.0 t\nb Q0 d1 1 5.0 t\na Q0 d2 2 3.0 t\n")
+    assert run.query_ids.tolist() == ["a", "b"]
+    assert run.query("a")["doc_id"].tolist() == ["d2", "d1"]
+
+
+def test_cranfield_sample_reads_and_matches_published_reference():
+    """SOURCE.md's reference (pytrec_eval-terrier 0.5.11) for the BM25 run on Cranfield."""
+    report = es.evaluate(CRANFIELD / "qrels.trec", CRANFIELD / "run_bm25.trec", ["map", "ndcg_cut_10", "P_10", "recip_rank"])
+    assert {k: round(v, 4) for k, v in report.means.items()} == {
+        "map": 0.2877, "ndcg_cut_10": 0.3599, "P_10": 0.2342, "recip_rank": 0.5152}
+    assert report.params["n_queries"] == 225
