@@ -338,28 +338,36 @@ def _rank_order(codes: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.
     return pc.sort_indices(table, [("q", "ascending"), ("s", "descending"), ("d", "descending")]).to_numpy()
 
 
-def _find_duplicates(codes: np.ndarray, keys: np.ndarray, doc_ids: pa.Array) -> list[np.ndarray]:
-    """Groups of row indices sharing (query, doc id); empty list when every pair is unique."""
-    n = codes.size
-    if n < 2:
-        return []
-    if int(codes.max()) < (1 << 24):
-        # Query in the top 24 bits: a stable sort then groups each query's docs (fast radix-like sort).
-        packed = (codes.astype(np.uint64) << np.uint64(40)) | (keys >> np.uint64(24))
-    else:
-        from ._keys import pair_keys
+def _find_duplicates(offsets: np.ndarray, keys: np.ndarray, doc_ids: pa.Array) -> list[np.ndarray]:
+    """Groups of row indices sharing (query, doc id); empty list when every pair is unique.
 
-        packed = pair_keys(codes, keys)
-    ordered = np.sort(packed, kind="stable")
-    clash = ordered[1:][ordered[1:] == ordered[:-1]]
-    if clash.size == 0:
-        return []
-    rows = np.flatnonzero(np.isin(packed, clash))
-    docs = doc_ids.take(pa.array(rows)).to_pylist()
-    groups: dict[tuple[int, str], list[int]] = {}
-    for row, doc in zip(rows.tolist(), docs):
-        groups.setdefault((int(codes[row]), doc), []).append(row)
-    return [np.array(g) for g in groups.values() if len(g) > 1]
+    Rows are grouped by query (``offsets``). Queries with the same number of rows are sorted
+    together as the rows of one 2-D block (a view, not a copy, when they are adjacent, as in
+    top-1000 runs), which is several times faster than one global sort. Equal keys are then
+    confirmed on the strings.
+    """
+    counts = np.diff(offsets)
+    suspects = []
+    for count in np.unique(counts):
+        if count < 2:
+            continue
+        queries = np.flatnonzero(counts == count)
+        first = int(offsets[queries[0]])
+        if queries[-1] - queries[0] + 1 == queries.size:
+            block = keys[first:first + int(count) * queries.size].reshape(queries.size, int(count))
+        else:
+            block = keys[offsets[queries][:, None] + np.arange(count)[None, :]]
+        block = np.sort(block, axis=1)
+        clash = (block[:, 1:] == block[:, :-1]).any(axis=1)
+        suspects.extend(queries[clash].tolist())
+    groups = []
+    for query in suspects:
+        rows = np.arange(offsets[query], offsets[query + 1])
+        by_doc: dict[str, list[int]] = {}
+        for row, doc in zip(rows.tolist(), doc_ids.slice(int(offsets[query]), rows.size).to_pylist()):
+            by_doc.setdefault(doc, []).append(row)
+        groups.extend(np.array(g) for g in by_doc.values() if len(g) > 1)
+    return groups
 
 
 def _check_duplicates_policy(duplicates: str) -> None:
@@ -419,15 +427,17 @@ def build_run(query_ids: pa.Array, doc_ids: pa.Array, scores: np.ndarray | None,
     if perm is not None:
         codes, scores, keys = codes[perm], scores[perm], keys[perm]
         doc_ids = doc_ids.take(pa.array(perm))
-    groups = _find_duplicates(codes, keys, doc_ids)
+    offsets = _offsets(codes, len(qids))
+    groups = _find_duplicates(offsets, keys, doc_ids)
     drop = _resolve_duplicates(groups, scores, codes, qids, doc_ids, duplicates, where, "score", perm)
     if drop is not None:
         keep = np.ones(codes.size, dtype=bool)
         keep[drop] = False
         codes, scores, keys = codes[keep], scores[keep], keys[keep]
         doc_ids = doc_ids.filter(pa.array(keep))
+        offsets = _offsets(codes, len(qids))
         warnings.append(f"{drop.size} duplicate (query, doc) row(s) dropped, the higher score kept (duplicates='max')")
-    return Run(qids, _offsets(codes, len(qids)), doc_ids, keys, scores, name=name, source=source, warnings=warnings)
+    return Run(qids, offsets, doc_ids, keys, scores, name=name, source=source, warnings=warnings)
 
 
 def build_qrels(query_ids: pa.Array, doc_ids: pa.Array, grades: np.ndarray, *, name: str | None = None,
@@ -448,12 +458,14 @@ def build_qrels(query_ids: pa.Array, doc_ids: pa.Array, grades: np.ndarray, *, n
         perm = np.argsort(codes, kind="stable")
         codes, grades, keys = codes[perm], grades[perm], keys[perm]
         doc_ids = doc_ids.take(pa.array(perm))
-    groups = _find_duplicates(codes, keys, doc_ids)
+    offsets = _offsets(codes, len(qids))
+    groups = _find_duplicates(offsets, keys, doc_ids)
     drop = _resolve_duplicates(groups, grades, codes, qids, doc_ids, duplicates, where, "grade", perm)
     if drop is not None:
         keep = np.ones(codes.size, dtype=bool)
         keep[drop] = False
         codes, grades, keys = codes[keep], grades[keep], keys[keep]
         doc_ids = doc_ids.filter(pa.array(keep))
+        offsets = _offsets(codes, len(qids))
         warnings.append(f"{drop.size} duplicate (query, doc) judgement(s) dropped, the higher grade kept (duplicates='max')")
-    return Qrels(qids, _offsets(codes, len(qids)), doc_ids, keys, grades, name=name, source=source, warnings=warnings)
+    return Qrels(qids, offsets, doc_ids, keys, grades, name=name, source=source, warnings=warnings)

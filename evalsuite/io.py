@@ -57,11 +57,38 @@ _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 # Bytes in.
 
 
-@dataclass
 class _Input:
-    data: bytes
-    name: str  # shown in messages
-    ext_name: str  # name used for the extension (".gz" removed)
+    """One input file: its name for messages and its bytes, read only when needed.
+
+    A plain (not gzip, no byte-order mark) file given by path is handed to pyarrow as a memory
+    map, so the fast path never copies the file into Python; ``data`` reads it on demand for the
+    slower paths.
+    """
+
+    def __init__(self, name: str, ext_name: str, data: bytes | None = None, path: str | None = None,
+                 size: int = 0, head: bytes = b"") -> None:
+        self.name, self.ext_name, self.path = name, ext_name, path
+        self._data = data
+        self.size = len(data) if data is not None else size
+        self.head = data[:65536] if data is not None else head
+
+    @property
+    def data(self) -> bytes:
+        if self._data is None:
+            with open(self.path, "rb") as handle:
+                self._data = handle.read()
+        return self._data
+
+    def arrow_source(self):
+        """Something pyarrow reads without a copy: a memory map of the file, or the bytes."""
+        if self._data is None:
+            return pa.memory_map(self.path)
+        return pa.py_buffer(self._data)
+
+    def release(self) -> None:
+        """Forget the bytes (the parsed columns are all that is needed from here on)."""
+        self._data = b""
+        self.path = None
 
 
 def load_bytes(path_or_buffer: PathOrBuffer, name: str | None = None) -> tuple[bytes, str]:
@@ -73,50 +100,54 @@ def load_bytes(path_or_buffer: PathOrBuffer, name: str | None = None) -> tuple[b
     return inp.data, inp.name
 
 
+def _finish(raw: bytes, shown: str) -> _Input:
+    """Un-gzip (by magic number, whatever the name says) and drop a UTF-8 byte-order mark."""
+    ext_name = shown[:-3] if shown.lower().endswith(".gz") else shown
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise EvalSuiteError(f"not a valid gzip file ({exc})", source=shown) from None
+    if raw[:3] == b"\xef\xbb\xbf":
+        raw = raw[3:]
+    return _Input(shown, ext_name, data=raw)
+
+
 def _load(path_or_buffer: PathOrBuffer, name: str | None = None) -> _Input:
     if isinstance(path_or_buffer, (str, os.PathLike)):
         path = os.fspath(path_or_buffer)
         shown = name or os.path.basename(path)
         try:
             with open(path, "rb") as handle:
-                data: Any = handle.read()
+                head = handle.read(65536)
+                size = os.fstat(handle.fileno()).st_size
+                if head[:2] == b"\x1f\x8b" or head[:3] == b"\xef\xbb\xbf" or size <= len(head):
+                    return _finish(head + handle.read(), shown)
         except FileNotFoundError:
             raise EvalSuiteError("file not found", source=path) from None
         except IsADirectoryError:
             raise EvalSuiteError("is a directory, not a file", source=path) from None
         except PermissionError:
             raise EvalSuiteError("permission denied", source=path) from None
-    elif isinstance(path_or_buffer, (bytes, bytearray, memoryview)):
-        data = bytes(path_or_buffer)
-        shown = name or "<bytes>"
-    elif hasattr(path_or_buffer, "read"):
+        ext_name = shown[:-3] if shown.lower().endswith(".gz") else shown
+        return _Input(shown, ext_name, path=path, size=size, head=head)
+    if isinstance(path_or_buffer, (bytes, bytearray, memoryview)):
+        return _finish(bytes(path_or_buffer), name or "<bytes>")
+    if hasattr(path_or_buffer, "read"):
         if hasattr(path_or_buffer, "seek"):
             try:
                 path_or_buffer.seek(0)
             except (OSError, ValueError):
                 pass
-        data = path_or_buffer.read()
-        if isinstance(data, str):
-            data = data.encode("utf-8")
+        raw = path_or_buffer.read()
+        if isinstance(raw, str):
+            raw = raw.encode("utf-8")
         shown = name or os.path.basename(str(getattr(path_or_buffer, "name", "") or "<upload>"))
-    else:
-        raise EvalSuiteError(
-            "expected a file path, bytes or a binary file object", field="path_or_buffer",
-            value=type(path_or_buffer).__name__,
-        )
-    ext_name = shown
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise EvalSuiteError(f"not a valid gzip file ({exc})", source=shown) from None
-        if ext_name.lower().endswith(".gz"):
-            ext_name = ext_name[:-3]
-    elif ext_name.lower().endswith(".gz"):
-        ext_name = ext_name[:-3]
-    if data[:3] == b"\xef\xbb\xbf":
-        data = bytes(data[3:])
-    return _Input(data, shown, ext_name)
+        return _finish(bytes(raw), shown)
+    raise EvalSuiteError(
+        "expected a file path, bytes or a binary file object", field="path_or_buffer",
+        value=type(path_or_buffer).__name__,
+    )
 
 
 def detect_format(data: bytes, name: str = "") -> str:
@@ -213,7 +244,7 @@ def read_run(path_or_buffer: PathOrBuffer, format: str | None = None, *, name: s
     inp = _load(path_or_buffer, source_name)
     fmt = _check_format(format, inp)
     parsed = _PARSERS[fmt](inp, "run")
-    inp.data = b""  # the parsed columns are all that is needed now; free the file's bytes
+    inp.release()  # the parsed columns are all that is needed now
     if parsed.n_rows == 0:
         raise EvalSuiteError("no run lines found (the file is empty or holds only comments)", source=inp.name)
     run_name = name or parsed.tag or os.path.splitext(os.path.basename(inp.ext_name))[0] or None
@@ -250,7 +281,7 @@ def read_qrels(path_or_buffer: PathOrBuffer, format: str | None = None, *, dupli
     inp = _load(path_or_buffer, source_name)
     fmt = _check_format(format, inp)
     parsed = _PARSERS[fmt](inp, "qrels")
-    inp.data = b""
+    inp.release()
     if parsed.n_rows == 0:
         raise EvalSuiteError("no judgements found (the file is empty or holds only comments)", source=inp.name)
     grades = parsed.values
@@ -266,7 +297,7 @@ def read_qrels(path_or_buffer: PathOrBuffer, format: str | None = None, *, dupli
 
 def _check_format(format: str | None, inp: _Input) -> str:
     if format is None:
-        return detect_format(inp.data, inp.ext_name)
+        return detect_format(inp.head, inp.ext_name)
     fmt = str(format).lower()
     if fmt not in FORMATS:
         raise EvalSuiteError(f"unknown format; use one of {', '.join(FORMATS)} or None to detect it",
@@ -305,10 +336,6 @@ class _Parsed:
 def _has_comment_or_blank_lines(data: bytes) -> bool:
     """Whether the file has ``#`` comment lines or blank lines (only asked on the slow path)."""
     return data[:1] in (b"#", b"\n") or data.find(b"\n#") != -1 or data.find(b"\n\n") != -1
-
-
-def _count_lines(data: bytes) -> int:
-    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
 def _normalise_whitespace(data: bytes, chunk: int = 1 << 24) -> bytes:
@@ -358,25 +385,25 @@ def _wrong_kind_message(kind: str, ncols: int) -> str:
 
 def _parse_trec(inp: _Input, kind: str) -> _Parsed:
     """TREC run or qrels: pyarrow on the file as it is, else on normalised whitespace, else Python."""
-    data = inp.data
-    if len(data) == 0:
+    if inp.size == 0:
         raise EvalSuiteError("the file is empty", source=inp.name)
-    parsed = _parse_trec_arrow(data, kind)
+    parsed = _parse_trec_arrow(inp.arrow_source(), kind)
     if parsed is not None:
         return parsed
+    data = inp.data
     if not _has_comment_or_blank_lines(data):
-        parsed = _parse_trec_arrow(_normalise_whitespace(data), kind)
+        parsed = _parse_trec_arrow(pa.py_buffer(_normalise_whitespace(data)), kind)
         if parsed is not None:
             return parsed
     return _parse_trec_python(inp, kind)
 
 
-def _parse_trec_arrow(data: bytes, kind: str) -> _Parsed | None:
-    """Fast path for single-space separated lines.
+def _parse_trec_arrow(source, kind: str) -> _Parsed | None:
+    """Fast path for single-space separated lines (``source``: a pyarrow buffer or memory map).
 
     Returns None when the result would not be what a whitespace split gives line by line
-    (pyarrow rejected a line, a field is empty, a line starts with '#', or blank lines were
-    skipped and would shift line numbers); the caller then normalises or explains.
+    (pyarrow rejected a line, a field is empty, a line is blank or starts with '#'); the
+    caller then normalises or explains.
     """
     ncols, names, _, _ = _trec_layout(kind)
     value_col = names[-1] if kind == "qrels" else "score"
@@ -384,10 +411,12 @@ def _parse_trec_arrow(data: bytes, kind: str) -> _Parsed | None:
     query_type = pa.dictionary(pa.int32(), pa.string())
     try:
         table = pacsv.read_csv(
-            pa.py_buffer(data),
+            source,
             read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
+            # Blank lines must fail here (not be skipped), or line numbers would shift.
             parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
-                                              escape_char=False, newlines_in_values=False),
+                                              escape_char=False, newlines_in_values=False,
+                                              ignore_empty_lines=False),
             convert_options=pacsv.ConvertOptions(
                 column_types={"query_id": query_type, value_col: pa.float64(), **{c: pa.string() for c in text_cols},
                               **({"tag": query_type} if kind == "run" else {})},
@@ -395,8 +424,6 @@ def _parse_trec_arrow(data: bytes, kind: str) -> _Parsed | None:
             ),
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        return None
-    if table.num_rows != _count_lines(data):
         return None
     for col in text_cols:
         if table.num_rows and pc.min(pc.binary_length(table.column(col))).as_py() == 0:
