@@ -5,6 +5,11 @@
 - list form: :func:`precision_at_k`, :func:`recall_at_k`, :func:`hit_rate_at_k`, :func:`mrr`,
   :func:`mean_average_precision_at_k`, :func:`ndcg_at_k`;
 - files and tables: :func:`read_run`, :func:`read_qrels`, :func:`evaluate`;
+- RAG and operational metrics: :func:`context_precision`, :func:`context_recall`,
+  :func:`context_relevance`, :func:`faithfulness`, :func:`answer_correctness`,
+  :func:`citation_recall`, :func:`citation_precision`, :func:`latency_summary`,
+  :func:`task_success_rate`, :func:`failure_attribution`;
+- per-request records: :func:`read_records`, :func:`evaluate_records`;
 - every error is an :class:`EvalSuiteError` naming file, line, field and value.
 
 This package never imports streamlit.
@@ -15,6 +20,19 @@ from .errors import EvalSuiteError
 from .evaluate import DEFAULT_METRICS, EvaluationReport, evaluate
 from .io import FORMATS, detect_format, read_qrels, read_run
 from .metric_names import parse_metric
+from .rag import (
+    FAILURE_STAGES,
+    answer_correctness,
+    citation_precision,
+    citation_recall,
+    context_precision,
+    context_recall,
+    context_relevance,
+    failure_attribution,
+    faithfulness,
+    latency_summary,
+    task_success_rate,
+)
 from .ranking import (
     hit_rate_at_k,
     mean_average_precision_at_k,
@@ -23,6 +41,7 @@ from .ranking import (
     precision_at_k,
     recall_at_k,
 )
+from .records import Records, RecordsReport, concat_records, evaluate_records, read_records
 from .score import Score
 
 __version__ = "0.1.0"
@@ -47,4 +66,20 @@ __all__ = [
     "mrr",
     "mean_average_precision_at_k",
     "ndcg_at_k",
+    "context_precision",
+    "context_recall",
+    "context_relevance",
+    "faithfulness",
+    "answer_correctness",
+    "citation_recall",
+    "citation_precision",
+    "latency_summary",
+    "task_success_rate",
+    "failure_attribution",
+    "FAILURE_STAGES",
+    "Records",
+    "RecordsReport",
+    "read_records",
+    "concat_records",
+    "evaluate_records",
 ]

@@ -13,7 +13,8 @@ class Score(float):
     """A metric's corpus value that also carries its per-query values and parameters.
 
     It is a ``float`` (``score + 1``, ``f"{score:.4f}"``, ``score > 0.5`` all work) equal to the
-    mean of ``per_query`` over the entries where the metric is defined (non-NaN).
+    mean of ``per_query`` over the entries where the metric is defined (non-NaN), unless the
+    metric defines another corpus value (a latency percentile, say), given as ``value``.
 
     Attributes
     ----------
@@ -38,14 +39,16 @@ class Score(float):
         per_query: Sequence[float] | np.ndarray,
         params: Mapping[str, Any] | None = None,
         query_ids: Sequence[str] | None = None,
+        value: float | None = None,
     ) -> "Score":
         values = np.asarray(per_query, dtype=np.float64)
         if values.ndim != 1:
             raise ValueError("per_query must be one-dimensional")
         defined = ~np.isnan(values)
         n_defined = int(defined.sum())
-        mean = float(values[defined].mean()) if n_defined else float("nan")
-        obj = super().__new__(cls, mean)
+        if value is None:
+            value = float(values[defined].mean()) if n_defined else float("nan")
+        obj = super().__new__(cls, value)
         obj.per_query = values
         obj.per_query.setflags(write=False)
         obj.query_ids = tuple(query_ids) if query_ids is not None else None
@@ -73,4 +76,4 @@ class Score(float):
         return f"Score({name}={float(self):.4f}, n={self.params['n']}, coverage={self.params['coverage']:.3f})"
 
     def __reduce__(self):
-        return (Score, (np.asarray(self.per_query), self.params, self.query_ids))
+        return (Score, (np.asarray(self.per_query), self.params, self.query_ids, float(self)))

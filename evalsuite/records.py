@@ -1,0 +1,1069 @@
+"""Per-request records (rag-records.md): reading, validation and evaluation of every metric they allow.
+
+A record is one request a system answered. Files are JSONL, JSON (a list of objects, or
+RAGChecker's ``{"results": [...]}``), CSV/TSV (list fields as JSON strings) or Parquet. Column
+names of RAGAS (old and new), DeepEval and RAGChecker exports are mapped to the canonical ones
+(:data:`ALIASES`); unknown columns are kept. Every value is validated on reading, and a problem
+raises :class:`EvalSuiteError` naming the file, line (row for Parquet), field and value.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .errors import EvalSuiteError
+from .io import PathOrBuffer, _load
+from .rag import (
+    FAILURE_STAGES,
+    LATENCY_STATISTICS,
+    _Lists,
+    answer_correctness_values,
+    context_precision_values,
+    failure_attribution,
+    latency_summary,
+    task_success_rate,
+)
+from .score import Score
+
+__all__ = ["Records", "RecordsReport", "read_records", "concat_records", "evaluate_records", "ALIASES", "FIELDS"]
+
+# Canonical field -> kind of value (rag-records.md).
+FIELDS: dict[str, str] = {
+    "query_id": "id",
+    "system": "id",
+    "question": "text",
+    "answer": "text",
+    "reference": "text",
+    "contexts": "texts",
+    "context_ids": "texts",
+    "relevant_ids": "relevant",
+    "context_useful": "labels",
+    "context_relevant": "grades",
+    "reference_claims_supported": "labels",
+    "answer_claims_supported": "labels",
+    "answer_claims_in_reference": "labels",
+    "reference_claims_in_answer": "labels",
+    "answer_similarity": "unit",
+    "statements_cited_supported": "labels",
+    "citations_relevant": "labels",
+    "success": "flag",
+    "failure_stage": "text",
+    "latency_ms": "latency",
+    "error": "text",
+}
+_LATENCY_FIELD = re.compile(r"^latency_([a-z0-9_]+)_ms$")
+
+# Export column names -> canonical field. RAGAS >= 0.2 (user_input, response, retrieved_contexts,
+# reference), RAGAS 0.1 (question, answer, contexts, ground_truth), DeepEval LLMTestCase (input,
+# actual_output, expected_output, retrieval_context), RAGChecker (query, gt_answer, response,
+# retrieved_context: handled separately because it holds both ids and texts).
+ALIASES: dict[str, str] = {
+    "user_input": "question",
+    "response": "answer",
+    "retrieved_contexts": "contexts",
+    "ground_truth": "reference",
+    "input": "question",
+    "actual_output": "answer",
+    "expected_output": "reference",
+    "retrieval_context": "contexts",
+    "query": "question",
+    "gt_answer": "reference",
+    "qid": "query_id",
+    "id": "query_id",
+    "request_id": "query_id",
+    "question_id": "query_id",
+    "sample_id": "query_id",
+}
+
+# Fields whose per-request values are metrics computed from judgement lists.
+_JUDGEMENT_METRICS = {
+    "context_precision": ("context_useful",),
+    "context_recall": ("reference_claims_supported",),
+    "context_relevance": ("context_relevant",),
+    "faithfulness": ("answer_claims_supported",),
+    "answer_correctness": ("answer_claims_in_reference", "reference_claims_in_answer"),
+    "citation_recall": ("statements_cited_supported",),
+    "citation_precision": ("citations_relevant",),
+}
+# Judgement lists that have one entry per retrieved chunk, so must match ``contexts`` in length.
+_PER_CHUNK = ("context_ids", "context_useful", "context_relevant")
+
+_ARROW_TYPES = {
+    "id": pa.string(),
+    "text": pa.string(),
+    "texts": pa.list_(pa.string()),
+    "labels": pa.list_(pa.bool_()),
+    "grades": pa.list_(pa.float64()),
+    "unit": pa.float64(),
+    "flag": pa.bool_(),
+    "latency": pa.float64(),
+}
+
+
+def _kind(name: str) -> str | None:
+    if name in FIELDS:
+        return FIELDS[name]
+    if _LATENCY_FIELD.match(name):
+        return "latency"
+    return None
+
+
+class _RowError(Exception):
+    """A bad value at ``row`` of the input (converted to EvalSuiteError with the line)."""
+
+    def __init__(self, row: int, field_name: str, value: Any, reason: str) -> None:
+        super().__init__(reason)
+        self.row, self.field_name, self.value, self.reason = row, field_name, value, reason
+
+
+# ----------------------------------------------------------------------------------------------
+# Per-value validation (the exact path: Python values, one by one).
+
+
+def _as_label(value, row: int, name: str, graded: bool):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
+        return float(value) if graded else bool(value)
+    if graded and isinstance(value, (int, float)):
+        if not 0.0 <= float(value) <= 1.0:
+            raise _RowError(row, name, value, "a grade must lie in 0..1")
+        return float(value)
+    kind = "true, false, null or a grade in 0..1" if graded else "true, false or null"
+    raise _RowError(row, name, value, f"each judgement must be {kind}")
+
+
+def _convert_value(value, kind: str, row: int, name: str):
+    """One field value, validated and in canonical form (None stays None)."""
+    if value is None:
+        return None
+    if kind == "id":
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            raise _RowError(row, name, value, "must be a string (or a whole number)")
+        text = str(value)
+        if not text:
+            raise _RowError(row, name, value, "must not be empty")
+        return text
+    if kind == "text":
+        if not isinstance(value, str):
+            raise _RowError(row, name, value, "must be a string")
+        return value
+    if kind == "texts":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise _RowError(row, name, value, "must be a list of strings")
+        return value
+    if kind in ("labels", "grades"):
+        if not isinstance(value, list):
+            raise _RowError(row, name, value, "must be a list of judgements")
+        return [_as_label(v, row, name, kind == "grades") for v in value]
+    if kind == "unit":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
+            raise _RowError(row, name, value, "must be a number in 0..1")
+        return float(value)
+    if kind == "flag":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        raise _RowError(row, name, value, "must be true or false")
+    if kind == "latency":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _RowError(row, name, value, "a latency must be a number")
+        if not math.isfinite(float(value)) or float(value) < 0:
+            raise _RowError(row, name, value, "a latency must be a finite number >= 0")
+        return float(value)
+    if kind == "relevant":
+        if isinstance(value, list):
+            if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in value):
+                raise _RowError(row, name, value, "must be a list of ids or a mapping id -> grade")
+            ids = [str(v) for v in value]
+            if len(set(ids)) != len(ids):
+                raise _RowError(row, name, value, "lists an id twice")
+            return dict.fromkeys(ids, 1.0)
+        if isinstance(value, dict):
+            out = {}
+            for key, grade in value.items():
+                if isinstance(grade, bool) or not isinstance(grade, (int, float)) or not math.isfinite(grade):
+                    raise _RowError(row, name, value, f"the grade of {key!r} must be a finite number")
+                out[str(key)] = float(grade)
+            return out
+        raise _RowError(row, name, value, "must be a list of ids or a mapping id -> grade")
+    raise AssertionError(kind)
+
+
+def _column_from_values(values: list, kind: str, name: str) -> pa.Array:
+    converted = [_convert_value(v, kind, i, name) for i, v in enumerate(values)]
+    if kind == "relevant":
+        ids = pa.array([None if v is None else list(v) for v in converted], pa.list_(pa.string()))
+        return ids, pa.array([None if v is None else list(v.values()) for v in converted], pa.list_(pa.float64()))
+    return pa.array(converted, _ARROW_TYPES[kind])
+
+
+# ----------------------------------------------------------------------------------------------
+# Column-wise validation (the fast path: Arrow columns of the expected types, checked at once).
+
+
+def _first_row(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def _fast_column(column: pa.ChunkedArray | pa.Array, kind: str, name: str):
+    """Validate an Arrow column of the expected type at once; None if the type needs the slow path."""
+    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    typ = column.type
+    if pa.types.is_null(typ):
+        return pa.nulls(len(column), _ARROW_TYPES.get(kind, pa.string())) if kind != "relevant" else None
+    if kind in ("id", "text"):
+        if pa.types.is_large_string(typ):
+            column = column.cast(pa.string())
+        elif kind == "id" and pa.types.is_integer(typ):
+            column = column.cast(pa.string())
+        elif not pa.types.is_string(typ):
+            return None
+        if kind == "id" and len(column):
+            empty = pc.equal(pc.binary_length(column), 0).fill_null(False).to_numpy(zero_copy_only=False)
+            if empty.any():
+                raise _RowError(_first_row(empty), name, "", "must not be empty")
+        return column
+    if kind == "texts":
+        if pa.types.is_list(typ) and (pa.types.is_string(typ.value_type) or pa.types.is_large_string(typ.value_type)):
+            return column.cast(pa.list_(pa.string()))
+        return None
+    if kind in ("labels", "grades"):
+        if not pa.types.is_list(typ):
+            return None
+        value_type = typ.value_type
+        flat = pc.list_flatten(column)
+        if pa.types.is_boolean(value_type):
+            return column.cast(_ARROW_TYPES[kind])
+        if pa.types.is_integer(value_type) or (kind == "grades" and pa.types.is_floating(value_type)):
+            if len(flat):
+                lo, hi = pc.min(flat).as_py(), pc.max(flat).as_py()
+                if lo is not None and (lo < 0 or hi > 1 or (kind == "labels" and pc.any(pc.not_equal(pc.floor(flat.cast(pa.float64())), flat.cast(pa.float64()))).as_py())):
+                    return None  # the slow path names the offending value
+            return column.cast(pa.list_(pa.bool_() if kind == "labels" else pa.float64()))
+        if pa.types.is_null(value_type):
+            return column.cast(_ARROW_TYPES[kind])
+        return None
+    if kind in ("unit", "latency"):
+        if not (pa.types.is_integer(typ) or pa.types.is_floating(typ)) or pa.types.is_boolean(typ):
+            return None
+        values = column.cast(pa.float64())
+        data = values.fill_null(0.0).to_numpy(zero_copy_only=False)
+        bad = ~np.isfinite(data) | (data < 0) if kind == "latency" else ~((data >= 0) & (data <= 1))
+        if bad.any():
+            return None
+        return values
+    if kind == "flag":
+        if pa.types.is_boolean(typ):
+            return column
+        return None
+    return None
+
+
+# ----------------------------------------------------------------------------------------------
+# The Records object.
+
+
+class Records:
+    """Per-request records of one or more systems, validated, in canonical fields.
+
+    Attributes
+    ----------
+    table : pyarrow.Table
+        One row per request: ``query_id``, ``system`` and every canonical field present, with
+        Arrow types (lists as list arrays); ``relevant_ids`` is held as two list columns,
+        ``relevant_ids`` and ``relevant_grades``; unknown columns kept as read.
+    source : str or None
+        File name(s) the records came from.
+    warnings : list of str
+    aliases : dict of str -> str
+        Column names of the file that were mapped to canonical fields.
+    """
+
+    def __init__(self, table: pa.Table, *, source: str | None = None, warnings=(), aliases=None,
+                 extra_columns=(), line_of=None) -> None:
+        self.table = table
+        self.source = source
+        self.warnings = list(warnings)
+        self.aliases = dict(aliases or {})
+        self.extra_columns = list(extra_columns)
+        self._line_of = line_of or (lambda row: None)
+        self._frame: pd.DataFrame | None = None
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    def __repr__(self) -> str:
+        return f"Records(rows={len(self)}, systems={self.systems}, fields={self.fields})"
+
+    @property
+    def systems(self) -> list[str]:
+        """Distinct systems, in order of first appearance."""
+        return pd.unique(self.table.column("system").to_numpy(zero_copy_only=False)).tolist()
+
+    @property
+    def fields(self) -> list[str]:
+        """Canonical fields with at least one non-null value (``relevant_grades`` not listed)."""
+        out = []
+        for name in self.table.column_names:
+            if name in self.extra_columns or name == "relevant_grades":
+                continue
+            if self.table.column(name).null_count < self.table.num_rows:
+                out.append(name)
+        return out
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The records as a pandas DataFrame (list fields as Python lists); built once, on demand."""
+        if self._frame is None:
+            self._frame = self.table.to_pandas()
+        return self._frame
+
+    def for_system(self, system: str) -> "Records":
+        """The records of one system."""
+        mask = pc.equal(self.table.column("system"), system)
+        return Records(self.table.filter(mask), source=self.source, warnings=self.warnings, aliases=self.aliases,
+                       extra_columns=self.extra_columns)
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[Mapping[str, Any]], *, source: str = "records", system: str | None = None,
+                  failure_stages: Sequence[str] = FAILURE_STAGES) -> "Records":
+        """Build records from dicts (field names canonical or aliased), validating every value."""
+        return _records_from_rows(list(rows), source, lambda row: row + 1, "item", system, failure_stages)
+
+    @classmethod
+    def from_dataframe(cls, frame: pd.DataFrame, *, source: str = "data frame", system: str | None = None,
+                       failure_stages: Sequence[str] = FAILURE_STAGES) -> "Records":
+        """Build records from a DataFrame (one row per request), validating every value."""
+        rows = frame.to_dict("records")
+        for row in rows:
+            for key, value in row.items():
+                if isinstance(value, np.ndarray):
+                    row[key] = value.tolist()
+                elif isinstance(value, float) and math.isnan(value):
+                    row[key] = None
+        return _records_from_rows(rows, source, lambda row: row + 1, "row", system, failure_stages)
+
+
+def _map_columns(columns: Sequence[str]) -> tuple[dict[str, str], list[str], list[str]]:
+    """Original column -> canonical field, the unknown (kept) columns, and warnings."""
+    mapping: dict[str, str] = {}
+    warnings: list[str] = []
+    taken: dict[str, str] = {}
+    for col in columns:
+        key = str(col).strip()
+        canonical = key if _kind(key) else ALIASES.get(key) or ALIASES.get(key.lower())
+        if canonical is None:
+            continue
+        if canonical in taken:
+            warnings.append(f"columns {taken[canonical]!r} and {col!r} both map to {canonical!r}; {taken[canonical]!r} is used")
+            continue
+        taken[canonical] = col
+        mapping[col] = canonical
+    extra = [c for c in columns if c not in mapping]
+    return mapping, extra, warnings
+
+
+def _ragchecker_row(row: dict) -> dict:
+    """Map RAGChecker's retrieved_context and claim-level entailment lists to canonical fields.
+
+    ``X2Y`` in RAGChecker holds the claims of Y checked against X: ``answer2response[i]`` is
+    response claim i against the ground-truth answer, ``retrieved2response[i][c]`` response
+    claim i against chunk c (RAGChecker ``evaluator.py``). Only "Entailment" counts as True.
+    """
+    out = dict(row)
+    chunks = row.get("retrieved_context")
+    if isinstance(chunks, list) and all(isinstance(c, dict) for c in chunks):
+        out.pop("retrieved_context")
+        out.setdefault("contexts", [c.get("text") for c in chunks])
+        if all("doc_id" in c for c in chunks):
+            out.setdefault("context_ids", [str(c["doc_id"]) for c in chunks])
+
+    def entailed(label) -> bool:
+        return label == "Entailment"
+
+    if isinstance(row.get("retrieved2response"), list):
+        out.setdefault("answer_claims_supported", [any(map(entailed, per_chunk)) for per_chunk in row["retrieved2response"]])
+    if isinstance(row.get("retrieved2answer"), list):
+        out.setdefault("reference_claims_supported", [any(map(entailed, per_chunk)) for per_chunk in row["retrieved2answer"]])
+        if row["retrieved2answer"]:
+            n_chunks = len(row["retrieved2answer"][0])
+            out.setdefault("context_useful", [any(entailed(claim[c]) for claim in row["retrieved2answer"]) for c in range(n_chunks)])
+    if isinstance(row.get("answer2response"), list):
+        out.setdefault("answer_claims_in_reference", [entailed(x) for x in row["answer2response"]])
+    if isinstance(row.get("response2answer"), list):
+        out.setdefault("reference_claims_in_answer", [entailed(x) for x in row["response2answer"]])
+    return out
+
+
+def _records_from_rows(rows: list, source: str, line_of, label: str, system: str | None,
+                       failure_stages: Sequence[str]) -> Records:
+    """The exact path: validate Python dicts value by value, then build the Arrow table."""
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise EvalSuiteError("each record must be an object with named fields", source=source, line=line_of(i),
+                                 field=label, value=row, line_label="line" if label == "line" else "row")
+    rows = [_ragchecker_row(r) if ("retrieved_context" in r or "retrieved2response" in r) else r for r in rows]
+    columns: list[str] = []
+    seen = set()
+    for row in rows:
+        for key in row:
+            if key not in seen:
+                seen.add(key)
+                columns.append(key)
+    mapping, extra, warnings = _map_columns(columns)
+    inverse = {canonical: original for original, canonical in mapping.items()}
+    arrays: dict[str, pa.Array] = {}
+    try:
+        for canonical, original in inverse.items():
+            values = [row.get(original) for row in rows]
+            if canonical == "relevant_ids":
+                arrays["relevant_ids"], arrays["relevant_grades"] = _column_from_values(values, "relevant", original)
+            else:
+                arrays[canonical] = _column_from_values(values, _kind(canonical), original)
+    except _RowError as err:
+        raise EvalSuiteError(err.reason, source=source, line=line_of(err.row), field=err.field_name, value=err.value,
+                             line_label="line" if label == "line" else "row") from None
+    for col in extra:
+        try:
+            arrays[col] = pa.array([row.get(col) for row in rows])
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            arrays[col] = pa.array([None if row.get(col) is None else json.dumps(row.get(col)) for row in rows], pa.string())
+    return _finish_records(arrays, len(rows), source, line_of, warnings, mapping, extra, system, failure_stages,
+                           "line" if label == "line" else "row")
+
+
+def _finish_records(arrays: dict, n_rows: int, source: str, line_of, warnings: list, mapping: dict, extra: list,
+                    system: str | None, failure_stages: Sequence[str], line_label: str = "line") -> Records:
+    """Cross-field checks shared by both paths; fills in query_id and system when absent."""
+    def fail(reason: str, row: int | None, field_name: str, value=None, has_value=None):
+        raise EvalSuiteError(reason, source=source, line=None if row is None else line_of(row), field=field_name,
+                             value=value, has_value=has_value, line_label=line_label)
+
+    if n_rows == 0:
+        fail("no records found", None, "records")
+    if "query_id" not in arrays or arrays["query_id"].null_count == n_rows:
+        arrays["query_id"] = pa.array([str(i + 1) for i in range(n_rows)], pa.string())
+        warnings.append(f"no query_id field: requests numbered 1..{n_rows} in file order (pairing across files needs ids)")
+    elif arrays["query_id"].null_count:
+        row = _first_row(arrays["query_id"].is_null().to_numpy(zero_copy_only=False))
+        fail("missing query_id", row, "query_id", None, has_value=False)
+    default_system = system or (os.path.splitext(os.path.basename(source))[0] if source else "system")
+    if "system" not in arrays:
+        arrays["system"] = pa.array([default_system] * n_rows, pa.string())
+    elif arrays["system"].null_count:
+        arrays["system"] = pc.fill_null(arrays["system"], default_system)
+        warnings.append(f"records without a system are assigned to {default_system!r}")
+    # Per-chunk lists must have one entry per retrieved chunk.
+    if "contexts" in arrays:
+        n_ctx = pc.list_value_length(arrays["contexts"]).to_numpy(zero_copy_only=False)
+        for name in _PER_CHUNK:
+            if name not in arrays:
+                continue
+            n_items = pc.list_value_length(arrays[name]).to_numpy(zero_copy_only=False)
+            both = ~np.isnan(n_ctx.astype(float)) & ~np.isnan(n_items.astype(float))
+            clash = both & (np.nan_to_num(n_ctx.astype(float)) != np.nan_to_num(n_items.astype(float)))
+            if clash.any():
+                row = _first_row(clash)
+                fail(f"has {int(n_items[row])} entries but contexts has {int(n_ctx[row])}; one per retrieved chunk is needed",
+                     row, mapping_name(mapping, name), arrays[name][row].as_py())
+    for name in ("context_ids", "relevant_ids"):
+        if name in arrays:
+            row = _row_with_repeated_item(arrays[name])
+            if row is not None:
+                fail("lists the same id twice; each id may appear once per request", row, mapping_name(mapping, name),
+                     arrays[name][row].as_py())
+    if "failure_stage" in arrays:
+        allowed = {s.lower() for s in failure_stages}
+        stages = arrays["failure_stage"]
+        lowered = pc.utf8_lower(stages)
+        known = pc.is_in(pc.utf8_trim_whitespace(lowered), value_set=pa.array(sorted(allowed))).to_numpy(zero_copy_only=False)
+        bad = stages.is_valid().to_numpy(zero_copy_only=False) & ~known
+        if bad.any():
+            row = _first_row(bad)
+            fail(f"unknown failure stage; allowed: {', '.join(failure_stages)} (or null when the request did not fail)",
+                 row, mapping_name(mapping, "failure_stage"), stages[row].as_py())
+    # One record per (system, query_id).
+    keys = pd.DataFrame({"s": arrays["system"].to_pandas(), "q": arrays["query_id"].to_pandas()})
+    dup = keys.duplicated(keep=False).to_numpy()
+    if dup.any():
+        rows = np.flatnonzero(dup)
+        first = rows[0]
+        same = rows[(keys["s"].to_numpy()[rows] == keys["s"].iloc[first]) & (keys["q"].to_numpy()[rows] == keys["q"].iloc[first])]
+        lines = [line_of(int(r)) for r in same[:2]]
+        fail(f"query_id {keys['q'].iloc[first]!r} appears twice for system {keys['s'].iloc[first]!r} "
+             f"({line_label}s {lines[0]} and {lines[1]}); each request needs its own id", int(same[1]), "query_id",
+             keys["q"].iloc[first])
+    ordered = ["query_id", "system"] + [f for f in arrays if f not in ("query_id", "system")]
+    table = pa.table({name: arrays[name] for name in ordered})
+    return Records(table, source=source, warnings=warnings, aliases={k: v for k, v in mapping.items() if k != v},
+                   extra_columns=extra, line_of=line_of)
+
+
+def _row_with_repeated_item(lists: pa.Array) -> int | None:
+    """First row whose list holds the same string twice (hash keys, confirmed on the strings)."""
+    from ._keys import pair_keys, string_keys
+
+    flat = pc.list_flatten(lists)
+    if len(flat) < 2:
+        return None
+    parent = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False).astype(np.int64)
+    keys = np.sort(pair_keys(parent, string_keys(flat)))
+    clash = keys[1:][keys[1:] == keys[:-1]]
+    if clash.size == 0:
+        return None
+    candidates = np.unique(parent[np.isin(pair_keys(parent, string_keys(flat)), clash)])
+    for row in candidates.tolist():
+        items = lists[row].as_py()
+        if len(set(items)) != len(items):
+            return row
+    return None
+
+
+def mapping_name(mapping: dict, canonical: str) -> str:
+    """The file's own name of a canonical field (for messages)."""
+    for original, name in mapping.items():
+        if name == canonical:
+            return original
+    return canonical
+
+
+# ----------------------------------------------------------------------------------------------
+# Reading files.
+
+
+def _records_from_table(table: pa.Table, source: str, line_of, line_label: str, system: str | None,
+                        failure_stages: Sequence[str]) -> Records:
+    """The fast path for typed tables (JSONL via pyarrow, Parquet); falls back per column."""
+    mapping, extra, warnings = _map_columns(table.column_names)
+    if any(c in table.column_names for c in ("retrieved_context", "retrieved2response")):
+        return None  # RAGChecker nesting: the row path maps it
+    arrays: dict[str, pa.Array] = {}
+    for original, canonical in mapping.items():
+        column = table.column(original)
+        kind = _kind(canonical)
+        try:
+            if kind == "relevant":
+                converted = None
+                col = column.combine_chunks()
+                if pa.types.is_list(col.type) and (pa.types.is_string(col.type.value_type) or pa.types.is_integer(col.type.value_type)):
+                    converted = col.cast(pa.list_(pa.string()))
+                    grades = pa.ListArray.from_arrays(
+                        converted.offsets, pa.array(np.ones(len(pc.list_flatten(converted))), pa.float64()), mask=converted.is_null())
+                    arrays["relevant_ids"], arrays["relevant_grades"] = converted, grades
+                    continue
+            else:
+                converted = _fast_column(column, kind, original)
+            if converted is None:
+                values = column.to_pylist()
+                if kind == "relevant":
+                    arrays["relevant_ids"], arrays["relevant_grades"] = _column_from_values(values, kind, original)
+                    continue
+                converted = _column_from_values(values, kind, original)
+        except _RowError as err:
+            raise EvalSuiteError(err.reason, source=source, line=line_of(err.row), field=err.field_name,
+                                 value=err.value, line_label=line_label) from None
+        arrays[canonical] = converted
+    for col in extra:
+        arrays[col] = table.column(col).combine_chunks()
+    return _finish_records(arrays, table.num_rows, source, line_of, warnings, mapping, extra, system, failure_stages,
+                           line_label)
+
+
+def _parse_json_cell(text, row: int, name: str):
+    if text is None:
+        return None
+    stripped = text.strip()
+    if stripped == "":
+        return None
+    try:
+        return json.loads(stripped)
+    except ValueError:
+        raise _RowError(row, name, text, "a list field in CSV must hold a JSON list (e.g. [\"a\", \"b\"] or [true, false])") from None
+
+
+def _csv_value(text, kind: str, row: int, name: str):
+    """A CSV cell (text) to the Python value its field expects."""
+    if text is None or text == "":
+        return None
+    if kind in ("texts", "labels", "grades", "relevant"):
+        return _parse_json_cell(text, row, name)
+    if kind in ("unit", "latency"):
+        try:
+            return float(text)
+        except ValueError:
+            raise _RowError(row, name, text, "must be a number") from None
+    if kind == "flag":
+        lowered = text.strip().lower()
+        if lowered in ("true", "1", "yes"):
+            return True
+        if lowered in ("false", "0", "no"):
+            return False
+        raise _RowError(row, name, text, "must be true or false")
+    return text
+
+
+def _read_delimited(inp, delimiter: str, system, failure_stages) -> Records:
+    text = inp.data.decode("utf-8") if isinstance(inp.data, bytes) else inp.data
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    header = next(reader, None)
+    if not header:
+        raise EvalSuiteError("the file is empty", source=inp.name)
+    header = [h.strip() for h in header]
+    mapping, _, _ = _map_columns(header)
+    rows, lines = [], []
+    for cells in reader:
+        if not cells or all(not c.strip() for c in cells):
+            continue
+        line = reader.line_num
+        if len(cells) != len(header):
+            raise EvalSuiteError(f"expected {len(header)} fields as in the header, found {len(cells)}", source=inp.name,
+                                 line=line, field="columns", value=delimiter.join(cells))
+        row = {}
+        for name, cell in zip(header, cells):
+            canonical = mapping.get(name)
+            kind = _kind(canonical) if canonical else None
+            try:
+                row[name] = _csv_value(cell, kind, len(rows), name) if kind else (cell if cell != "" else None)
+            except _RowError as err:
+                raise EvalSuiteError(err.reason, source=inp.name, line=line, field=err.field_name, value=err.value) from None
+        rows.append(row)
+        lines.append(line)
+    return _records_from_rows(rows, inp.name, lambda r: lines[r] if r < len(lines) else None, "line", system, failure_stages)
+
+
+def _read_jsonl(inp, system, failure_stages) -> Records:
+    import pyarrow.json as pajson
+
+    data = inp.data
+    clean = not (data[:1] == b"\n" or b"\n\n" in data or b"\r" in data)
+    if clean:
+        try:
+            table = pajson.read_json(pa.BufferReader(pa.py_buffer(data)))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            table = None
+        if table is not None:
+            records = _records_from_table(table, inp.name, lambda r: r + 1, "line", system, failure_stages)
+            if records is not None:
+                return records
+    text = data.decode("utf-8")
+    rows, lines = [], []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line, parse_constant=_reject_constant))
+        except json.JSONDecodeError as exc:
+            raise EvalSuiteError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=inp.name, line=number,
+                                 field="json", value=line[:80]) from None
+        except ValueError as exc:
+            raise EvalSuiteError(str(exc), source=inp.name, line=number, field="json", value=line[:80]) from None
+        lines.append(number)
+    return _records_from_rows(rows, inp.name, lambda r: lines[r] if r < len(lines) else None, "line", system, failure_stages)
+
+
+def _reject_constant(value: str):
+    raise ValueError(f"{value} is not a valid JSON number")
+
+
+def _read_json(inp, system, failure_stages) -> Records:
+    text = inp.data.decode("utf-8")
+    try:
+        document = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise EvalSuiteError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=inp.name, line=exc.lineno,
+                             field="json") from None
+    if isinstance(document, dict) and isinstance(document.get("results"), list):
+        document = document["results"]  # RAGChecker's input/output files
+    elif isinstance(document, dict) and isinstance(document.get("test_cases"), list):
+        document = document["test_cases"]  # DeepEval test-case exports
+    if not isinstance(document, list):
+        raise EvalSuiteError("expected a JSON list of records (or RAGChecker's {\"results\": [...]})", source=inp.name,
+                             field="json", value=type(document).__name__)
+    return _records_from_rows(document, inp.name, lambda r: None if r is None else r + 1, "item", system, failure_stages)
+
+
+def _read_parquet(inp, system, failure_stages) -> Records:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(pa.BufferReader(pa.py_buffer(inp.data)))
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise EvalSuiteError(f"not a readable Parquet file ({exc})", source=inp.name) from None
+    records = _records_from_table(table, inp.name, lambda r: r + 1, "row", system, failure_stages)
+    if records is None:
+        records = _records_from_rows(table.to_pylist(), inp.name, lambda r: r + 1, "row", system, failure_stages)
+    return records
+
+
+_RECORD_FORMATS = ("jsonl", "json", "csv", "tsv", "parquet")
+
+
+def _detect_records_format(inp) -> str:
+    ext = os.path.splitext(inp.ext_name.lower())[1]
+    by_ext = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv",
+              ".parquet": "parquet", ".pq": "parquet"}
+    if ext in by_ext:
+        return by_ext[ext]
+    head = inp.head
+    if head[:4] == b"PAR1":
+        return "parquet"
+    stripped = head.lstrip()
+    if stripped[:1] == b"[" or (stripped[:1] == b"{" and b"\n{" not in stripped):
+        return "json"
+    if stripped[:1] == b"{":
+        return "jsonl"
+    first = stripped.split(b"\n", 1)[0]
+    return "tsv" if b"\t" in first else "csv"
+
+
+def read_records(path_or_buffer: PathOrBuffer, format: str | None = None, *, source_name: str | None = None,
+                 system: str | None = None, failure_stages: Sequence[str] = FAILURE_STAGES) -> Records:
+    """Read per-request records (rag-records.md) from JSONL, JSON, CSV/TSV or Parquet.
+
+    Parameters
+    ----------
+    path_or_buffer : path, bytes or binary file object
+        The file (gzip detected and decompressed).
+    format : {"jsonl", "json", "csv", "tsv", "parquet"} or None
+        None detects it from the extension, then the content.
+    source_name : str, optional
+        Name to show in messages (defaults to the file name).
+    system : str, optional
+        System name for records without a ``system`` field (default: the file name's stem).
+    failure_stages : sequence of str
+        Allowed ``failure_stage`` labels (matched case-insensitively).
+
+    Returns
+    -------
+    Records
+
+    Raises
+    ------
+    EvalSuiteError
+        Naming the file, line (row for Parquet), field and value: a judgement list whose
+        length differs from ``contexts``, a grade outside 0..1, an unknown failure stage, a
+        latency that is not a finite number >= 0, malformed JSON, a list field in CSV that is
+        not a JSON list, a repeated (system, query_id), an empty file.
+    """
+    inp = _load(path_or_buffer, source_name)
+    if inp.size == 0:
+        raise EvalSuiteError("the file is empty", source=inp.name)
+    fmt = format.lower() if isinstance(format, str) else _detect_records_format(inp)
+    if fmt not in _RECORD_FORMATS:
+        raise EvalSuiteError(f"unknown records format; use one of {', '.join(_RECORD_FORMATS)}", field="format", value=format)
+    try:
+        if fmt == "jsonl":
+            return _read_jsonl(inp, system, failure_stages)
+        if fmt == "json":
+            return _read_json(inp, system, failure_stages)
+        if fmt == "parquet":
+            return _read_parquet(inp, system, failure_stages)
+        return _read_delimited(inp, "," if fmt == "csv" else "\t", system, failure_stages)
+    except UnicodeDecodeError as exc:
+        raw = inp.data
+        raise EvalSuiteError(f"bytes that are not UTF-8 text ({exc.reason}); save the file as UTF-8", source=inp.name,
+                             line=raw.count(b"\n", 0, exc.start) + 1, field="bytes", value=raw[exc.start:exc.end]) from None
+
+
+def concat_records(parts: Sequence[Records]) -> Records:
+    """Several record sets (e.g. one uploaded file per system) as one; (system, query_id) stay unique."""
+    parts = list(parts)
+    if not parts:
+        raise EvalSuiteError("no records to combine", field="records")
+    table = pa.concat_tables([p.table for p in parts], promote_options="permissive")
+    combined = Records(table, source=", ".join(str(p.source) for p in parts),
+                       warnings=[w for p in parts for w in p.warnings],
+                       aliases={k: v for p in parts for k, v in p.aliases.items()},
+                       extra_columns=sorted({c for p in parts for c in p.extra_columns}))
+    keys = pd.DataFrame({"s": table.column("system").to_pandas(), "q": table.column("query_id").to_pandas()})
+    dup = keys.duplicated()
+    if dup.any():
+        row = int(np.flatnonzero(dup.to_numpy())[0])
+        raise EvalSuiteError(f"system {keys['s'].iloc[row]!r} has query_id {keys['q'].iloc[row]!r} in more than one file; "
+                             "give each file its own system name", field="query_id", value=keys["q"].iloc[row])
+    return combined
+
+
+# ----------------------------------------------------------------------------------------------
+# Evaluation.
+
+
+@dataclass
+class RecordsReport:
+    """What :func:`evaluate_records` returns: per-request values and per-system summaries.
+
+    Attributes
+    ----------
+    per_query : pandas.DataFrame
+        One row per record: ``system``, ``query_id``, then one float column per metric the
+        fields allow (NaN = undefined for that request) and the latency columns.
+    metrics : list of str
+        The quality metric columns of ``per_query`` (not the latencies).
+    scores : dict of system -> dict of metric -> Score
+    task_success : dict of system -> Score
+        Success rate with its Wilson interval in ``params`` (only when ``success`` exists).
+    failures : dict of system -> Score
+        Failure share with per-stage counts and shares in ``params["stages"]``.
+    latency_table : pandas.DataFrame
+        Columns system, stage, unit, n, mean, p50, p90, p95, p99.
+    failure_table : pandas.DataFrame
+        Columns system, stage, count, share.
+    params, conventions, warnings
+    """
+
+    per_query: pd.DataFrame
+    metrics: list[str]
+    scores: dict[str, dict[str, Score]]
+    task_success: dict[str, Score]
+    failures: dict[str, Score]
+    latency_table: pd.DataFrame
+    failure_table: pd.DataFrame
+    params: dict[str, Any]
+    conventions: dict[str, str]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def systems(self) -> list[str]:
+        return list(self.scores)
+
+    @property
+    def means(self) -> dict[str, dict[str, float]]:
+        """System -> metric -> mean over the requests where it is defined."""
+        return {s: {m: float(v) for m, v in per.items()} for s, per in self.scores.items()}
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """One row per system: each metric's mean and its coverage (``<metric>_coverage``)."""
+        rows = {}
+        for system, per in self.scores.items():
+            row = {}
+            for metric, score in per.items():
+                row[metric] = float(score)
+                row[f"{metric}_coverage"] = score.params["coverage"]
+            rows[system] = row
+        return pd.DataFrame.from_dict(rows, orient="index").rename_axis("system")
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """The per-request table (a copy)."""
+        return self.per_query.copy()
+
+
+CONVENTIONS = {
+    "context_precision": "average precision of the usefulness labels in rank order, / number useful (0 if none); "
+    "undefined without chunks",
+    "context_recall": "supported reference claims / reference claims; undefined without claims",
+    "context_relevance": "relevant chunks / chunks (mean grade if graded); undefined without chunks",
+    "faithfulness": "supported answer claims / answer claims; undefined without claims",
+    "answer_correctness": "(0.75 F1 + 0.25 similarity) / 1, F1 = 2TP / (2TP + FP + FN); F1 alone without similarity; "
+    "undefined without claims on either side",
+    "citation_recall": "statements fully supported by their citations / statements (ALCE)",
+    "citation_precision": "relevant citations / citations (ALCE); undefined without citations",
+    "success": "1 if the request succeeded, 0 if not",
+    "not judged": "None inside a judgement list is left out and counted, never read as False",
+    "corpus value": "mean over the requests where the metric is defined, with coverage = defined / total",
+}
+
+
+def _per_record_metrics(table: pa.Table, compat: str | None, k: int, rel_level: float, warnings: list) -> dict[str, np.ndarray]:
+    """Every metric the fields allow, one value per record (NaN = undefined)."""
+    names = set(table.column_names)
+    n = table.num_rows
+    out: dict[str, np.ndarray] = {}
+
+    def lists(name):
+        return table.column(name).combine_chunks()
+
+    def has(name):
+        return name in names and table.column(name).null_count < n
+
+    if has("context_useful"):
+        out["context_precision"], _ = context_precision_values(lists("context_useful"), compat)
+    if has("reference_claims_supported"):
+        out["context_recall"] = _Lists(lists("reference_claims_supported")).share()
+    if has("context_relevant"):
+        out["context_relevance"] = _Lists(lists("context_relevant")).share()
+    if has("answer_claims_supported"):
+        out["faithfulness"] = _Lists(lists("answer_claims_supported")).share()
+    if has("answer_claims_in_reference") and has("reference_claims_in_answer"):
+        similarity = None
+        if has("answer_similarity"):
+            similarity = table.column("answer_similarity").combine_chunks().cast(pa.float64()).to_numpy(zero_copy_only=False)
+        out["answer_correctness"], _ = answer_correctness_values(
+            lists("answer_claims_in_reference"), lists("reference_claims_in_answer"), similarity, (0.75, 0.25), compat)
+    elif has("answer_claims_in_reference") or has("reference_claims_in_answer"):
+        warnings.append("answer_correctness needs both answer_claims_in_reference and reference_claims_in_answer")
+    if has("statements_cited_supported"):
+        out["citation_recall"] = _Lists(lists("statements_cited_supported")).share()
+    if has("citations_relevant"):
+        out["citation_precision"] = _Lists(lists("citations_relevant")).share()
+    if has("success"):
+        out["success"] = table.column("success").combine_chunks().cast(pa.float64()).to_numpy(zero_copy_only=False)
+    if has("context_ids") and has("relevant_ids"):
+        out.update(_ranking_per_record(table, k, rel_level))
+    return out
+
+
+def _ranking_per_record(table: pa.Table, k: int, rel_level: float) -> dict[str, np.ndarray]:
+    """Ranking metrics per record from context_ids (rank order) and relevant_ids, vectorised."""
+    from .data import build_qrels, build_run
+    from .evaluate import evaluate
+
+    n = table.num_rows
+    record_ids = pa.array(np.arange(n).astype(str), pa.string())
+    retrieved = table.column("context_ids").combine_chunks()
+    relevant = table.column("relevant_ids").combine_chunks()
+    grades = table.column("relevant_grades").combine_chunks()
+    has_both = (retrieved.is_valid().to_numpy(zero_copy_only=False) & relevant.is_valid().to_numpy(zero_copy_only=False))
+    metrics = [f"precision@{k}", f"recall@{k}", f"hit_rate@{k}", f"mrr@{k}", f"map@{k}", f"ndcg@{k}"]
+    out = {m: np.full(n, np.nan) for m in metrics}
+    # A record with both lists but nothing relevant scores 0 (as a qrels query without relevant docs).
+    for m in metrics:
+        out[m][has_both] = 0.0
+    run_parent = pc.list_parent_indices(retrieved).to_numpy(zero_copy_only=False)
+    qrels_parent = pc.list_parent_indices(relevant).to_numpy(zero_copy_only=False)
+    run_keep = has_both[run_parent]
+    qrels_keep = has_both[qrels_parent]
+    if not qrels_keep.any() or not run_keep.any():
+        return out
+    run_docs = pc.list_flatten(retrieved).filter(pa.array(run_keep))
+    run_parent = run_parent[run_keep]
+    positions = np.arange(run_parent.size) - np.searchsorted(run_parent, run_parent)
+    run = build_run(record_ids.take(pa.array(run_parent)), run_docs, -positions.astype(np.float64),
+                    source="context_ids")
+    qrels = build_qrels(record_ids.take(pa.array(qrels_parent[qrels_keep])),
+                        pc.list_flatten(relevant).filter(pa.array(qrels_keep)),
+                        pc.list_flatten(grades).filter(pa.array(qrels_keep)).to_numpy(zero_copy_only=False),
+                        source="relevant_ids")
+    report = evaluate(qrels, run, metrics, rel_level=rel_level)
+    rows = report.per_query.index.astype(int).to_numpy()
+    for m in metrics:
+        out[m][rows] = report.per_query[m].to_numpy()
+    return out
+
+
+def _latency_columns(table: pa.Table) -> dict[str, str]:
+    """Latency column -> stage name ("end_to_end" for latency_ms)."""
+    out = {}
+    for name in table.column_names:
+        if name == "latency_ms":
+            out[name] = "end_to_end"
+        else:
+            match = _LATENCY_FIELD.match(name)
+            if match:
+                out[name] = match.group(1)
+    return out
+
+
+def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, compat: str | None = None,
+                     confidence: float = 0.95, failure_stages: Sequence[str] = FAILURE_STAGES) -> RecordsReport:
+    """Compute every metric the records' fields allow, per request and per system.
+
+    Parameters
+    ----------
+    records : Records
+        From :func:`read_records`, :func:`concat_records` or ``Records.from_rows``.
+    k : int
+        Cutoff of the per-request ranking metrics (from ``context_ids`` and ``relevant_ids``).
+    rel_level : float
+        Minimum grade counted as relevant for those ranking metrics.
+    compat : None or "ragas"
+        Reproduce RAGAS's numbers where they differ (see the metric functions).
+    confidence : float
+        Level of the Wilson interval of the success rate.
+    failure_stages : sequence of str
+        The failure taxonomy.
+
+    Returns
+    -------
+    RecordsReport
+
+    Raises
+    ------
+    EvalSuiteError
+        Bad options (k <= 0, unknown compat); no field that any metric or summary can use.
+    """
+    from .rag import _check_compat
+    from .ranking import _check_k, check_rel_level
+
+    _check_compat(compat)
+    k = _check_k(k, allow_none=False)
+    check_rel_level(rel_level)
+    if not isinstance(records, Records):
+        raise EvalSuiteError("expected Records (from evalsuite.read_records)", field="records", value=type(records).__name__)
+    table = records.table
+    warnings = list(records.warnings)
+    values = _per_record_metrics(table, compat, k, rel_level, warnings)
+    latencies = _latency_columns(table)
+    systems = table.column("system").to_numpy(zero_copy_only=False)
+    query_ids = table.column("query_id").to_numpy(zero_copy_only=False)
+    order = pd.unique(systems).tolist()
+    per_query = pd.DataFrame({"system": systems, "query_id": query_ids})
+    for name, arr in values.items():
+        per_query[name] = arr
+    for name in latencies:
+        per_query[name] = table.column(name).combine_chunks().cast(pa.float64()).to_numpy(zero_copy_only=False)
+    has_stage = "failure_stage" in table.column_names and table.column("failure_stage").null_count < len(table)
+    if not values and not latencies and not has_stage:
+        raise EvalSuiteError(
+            "these records hold no field any metric can use (judgement lists, success, failure_stage, latency_ms, "
+            f"latency_<stage>_ms, or context_ids with relevant_ids); fields found: {', '.join(records.fields)}",
+            source=records.source, field="fields")
+    metrics = [m for m in values if m != "success"]
+    scores: dict[str, dict[str, Score]] = {}
+    task_success: dict[str, Score] = {}
+    failures: dict[str, Score] = {}
+    latency_rows, failure_rows = [], []
+    groups = {s: np.flatnonzero(systems == s) for s in order}
+    for system, rows in groups.items():
+        ids = query_ids[rows].tolist()
+        scores[system] = {m: Score(values[m][rows], {"metric": m, "system": system, "compat": compat,
+                                                    "convention": CONVENTIONS.get(m, f"ranking metric at k={k}")},
+                                   query_ids=ids) for m in metrics}
+        if "success" in values:
+            outcome = values["success"][rows]
+            task_success[system] = task_success_rate(outcome, confidence=confidence)
+        if has_stage:
+            stages = table.column("failure_stage").combine_chunks().take(pa.array(rows))
+            failures[system] = failure_attribution(stages, taxonomy=failure_stages)
+            n_unattributed = 0
+            if "success" in values:
+                n_unattributed = int(np.sum((values["success"][rows] == 0) & ~stages.is_valid().to_numpy(zero_copy_only=False)))
+                if n_unattributed:
+                    warnings.append(f"{system}: {n_unattributed} failed requests have no failure_stage; "
+                                    "they are not in the failure shares")
+            for stage, info in failures[system].params["stages"].items():
+                failure_rows.append({"system": system, "stage": stage, "count": info["count"], "share": info["share"]})
+        for column, stage in latencies.items():
+            col = table.column(column).combine_chunks().take(pa.array(rows))
+            summary = latency_summary(col, unit="ms")
+            latency_rows.append({"system": system, "stage": stage, "unit": "ms", "n": summary["mean"].params["n_valid"],
+                                 **{name: float(summary[name]) for name in LATENCY_STATISTICS}})
+    return RecordsReport(
+        per_query=per_query,
+        metrics=metrics,
+        scores=scores,
+        task_success=task_success,
+        failures=failures,
+        latency_table=pd.DataFrame(latency_rows, columns=["system", "stage", "unit", "n", *LATENCY_STATISTICS]),
+        failure_table=pd.DataFrame(failure_rows, columns=["system", "stage", "count", "share"]),
+        params={"k": k, "rel_level": rel_level, "compat": compat, "confidence": confidence,
+                "failure_stages": list(failure_stages), "n_records": len(records), "systems": order,
+                "source": records.source},
+        conventions=dict(CONVENTIONS),
+        warnings=warnings,
+    )

@@ -1,0 +1,208 @@
+"""Reading per-request records in every format and alias set; bad records name file, line, field, value."""
+
+import csv
+import gzip
+import io
+import json
+import math
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import evalsuite as es
+
+ROWS = [
+    {"query_id": "q1", "system": "A", "question": "who?", "answer": "me", "contexts": ["c1", "c2"],
+     "context_useful": [True, False], "answer_claims_supported": [True, None, False], "success": True,
+     "failure_stage": None, "latency_ms": 120.5, "latency_retrieval_ms": 20.0},
+    {"query_id": "q2", "system": "A", "question": "what?", "answer": "it", "contexts": ["c3"],
+     "context_useful": [True], "answer_claims_supported": [], "success": False,
+     "failure_stage": "Retrieval", "latency_ms": 300.0, "latency_retrieval_ms": 250.0},
+    {"query_id": "q1", "system": "B", "question": "who?", "answer": "you", "contexts": ["c1"],
+     "context_useful": [False], "answer_claims_supported": [True], "success": True,
+     "failure_stage": None, "latency_ms": 80.0},
+]
+
+
+def _check_content(records: es.Records):
+    assert records.systems == ["A", "B"]
+    table = records.table
+    assert table.column("query_id").to_pylist() == ["q1", "q2", "q1"]
+    assert table.column("answer_claims_supported").to_pylist() == [[True, None, False], [], [True]]
+    assert table.column("latency_retrieval_ms").to_pylist() == [20.0, 250.0, None]
+    report = es.evaluate_records(records)
+    pq_ = report.per_query
+    assert pq_["faithfulness"].tolist()[0] == 0.5 and math.isnan(pq_["faithfulness"].tolist()[1])
+    assert report.scores["A"]["context_precision"] == 1.0  # [1, 0] -> 1.0, [1] -> 1.0
+    assert float(report.task_success["A"]) == 0.5
+    assert report.failures["A"].params["stages"]["retrieval"] == {"count": 1, "share": 1.0}
+    lat = report.latency_table.set_index(["system", "stage"])
+    assert lat.loc[("A", "end_to_end"), "mean"] == pytest.approx(210.25)
+    assert lat.loc[("A", "retrieval"), "p50"] == pytest.approx(135.0)
+    assert lat.loc[("B", "retrieval"), "n"] == 0
+
+
+def _csv(rows, delimiter=","):
+    buffer = io.StringIO()
+    fields = list(dict.fromkeys(k for r in rows for k in r))
+    writer = csv.DictWriter(buffer, fieldnames=fields, delimiter=delimiter)
+    writer.writeheader()
+    for r in rows:
+        writer.writerow({k: (json.dumps(v) if isinstance(v, list) else ("" if v is None else v)) for k, v in r.items()})
+    return buffer.getvalue().encode()
+
+
+def _files():
+    jsonl = "".join(json.dumps(r) + "\n" for r in ROWS).encode()
+    parquet = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(ROWS), parquet)
+    return {
+        "records.jsonl": jsonl,
+        "records.json": json.dumps(ROWS).encode(),
+        "records.csv": _csv(ROWS),
+        "records.tsv": _csv(ROWS, "\t"),
+        "records.parquet": parquet.getvalue(),
+        "records.jsonl.gz": gzip.compress(jsonl),
+        "blank_lines.jsonl": b"\n" + jsonl.replace(b"\n", b"\n\n"),
+    }
+
+
+@pytest.mark.parametrize("name", list(_files()))
+def test_every_format_reads_the_same(tmp_path, name):
+    path = tmp_path / name
+    path.write_bytes(_files()[name])
+    _check_content(es.read_records(path))
+
+
+def test_ragas_new_and_old_names_and_deepeval_are_mapped():
+    new = es.read_records(json.dumps([{"user_input": "q", "response": "a", "retrieved_contexts": ["c"],
+                                       "reference": "r"}]).encode(), format="json")
+    old = es.read_records(json.dumps([{"question": "q", "answer": "a", "contexts": ["c"], "ground_truth": "r"}]).encode(),
+                          format="json")
+    deepeval = es.read_records(json.dumps([{"input": "q", "actual_output": "a", "retrieval_context": ["c"],
+                                            "expected_output": "r"}]).encode(), format="json")
+    for records in (new, old, deepeval):
+        assert records.table.select(["question", "answer", "contexts", "reference"]).to_pylist() == [
+            {"question": "q", "answer": "a", "contexts": ["c"], "reference": "r"}]
+        assert any("numbered" in w for w in records.warnings)  # no ids: rows numbered, and said so
+    assert new.aliases == {"user_input": "question", "response": "answer", "retrieved_contexts": "contexts"}
+
+
+def test_ragchecker_export_matches_its_own_metrics():
+    """RAGChecker's per-record faithfulness and claim recall equal ours from its entailment lists."""
+    path = "sample_data/sources/ragchecker/checking_outputs.json"
+    records = es.read_records(path)
+    report = es.evaluate_records(records)
+    source = json.load(open(path))["results"]
+    for row, original in zip(report.per_query.itertuples(), source):
+        assert row.faithfulness == pytest.approx(original["metrics"]["faithfulness"], abs=1e-12)
+        assert row.context_recall == pytest.approx(original["metrics"]["claim_recall"], abs=1e-12)
+    assert records.table.column("context_ids").to_pylist()[0] == [c["doc_id"] for c in source[0]["retrieved_context"]]
+
+
+def test_ranking_metrics_per_request_match_the_list_api():
+    rows = [{"query_id": "a", "context_ids": ["d1", "d2", "d3"], "relevant_ids": {"d3": 2, "d9": 1}},
+            {"query_id": "b", "context_ids": ["x", "y"], "relevant_ids": ["y"]},
+            {"query_id": "c", "context_ids": ["x"], "relevant_ids": []},
+            {"query_id": "d", "context_ids": ["x"]}]
+    report = es.evaluate_records(es.Records.from_rows(rows), k=2)
+    relevant = [{"d3": 2, "d9": 1}, {"y": 1}, {}]
+    retrieved = [["d1", "d2", "d3"], ["x", "y"], ["x"]]
+    expected = {"ndcg@2": es.ndcg_at_k(relevant, retrieved, k=2), "recall@2": es.recall_at_k(relevant, retrieved, k=2),
+                "mrr@2": es.mrr(relevant, retrieved, k=2), "map@2": es.mean_average_precision_at_k(relevant, retrieved, k=2)}
+    for name, score in expected.items():
+        got = report.per_query[name].tolist()
+        assert got[:3] == pytest.approx(score.per_query.tolist()), name
+        assert math.isnan(got[3])  # no relevant_ids: undefined, not 0
+
+
+def _error(content: bytes, fmt: str, name: str = "bad.jsonl") -> es.EvalSuiteError:
+    with pytest.raises(es.EvalSuiteError) as info:
+        es.read_records(content, format=fmt, source_name=name)
+    return info.value
+
+
+def _jsonl(*rows):
+    return "".join(json.dumps(r) + "\n" for r in rows).encode()
+
+
+def test_judgement_list_length_must_match_contexts():
+    err = _error(_jsonl({"query_id": "1", "contexts": ["a", "b"], "context_useful": [True, False]},
+                        {"query_id": "2", "contexts": ["a", "b"], "context_useful": [True]}), "jsonl")
+    assert (err.source, err.line, err.field, err.value) == ("bad.jsonl", 2, "context_useful", [True])
+    assert "contexts has 2" in str(err)
+
+
+def test_grade_outside_unit_interval_and_bad_labels():
+    err = _error(_jsonl({"query_id": "1", "contexts": ["a"], "context_relevant": [1.5]}), "jsonl")
+    assert (err.line, err.field) == (1, "context_relevant") and "0..1" in str(err)
+    err = _error(_jsonl({"query_id": "1", "answer_similarity": 0.5}, {"query_id": "2", "answer_similarity": 2}), "jsonl")
+    assert (err.line, err.field, err.value) == (2, "answer_similarity", 2)
+    err = _error(_jsonl({"query_id": "1", "answer_claims_supported": [True, "maybe"]}), "jsonl")
+    assert (err.line, err.field) == (1, "answer_claims_supported")
+
+
+def test_unknown_failure_stage_lists_the_allowed_ones():
+    err = _error(_jsonl({"query_id": "1", "failure_stage": None}, {"query_id": "2", "failure_stage": "network"}), "jsonl")
+    assert (err.line, err.field, err.value) == (2, "failure_stage", "network")
+    assert "retrieval, evidence, generation, orchestration, other" in str(err)
+
+
+def test_latency_must_be_a_finite_non_negative_number():
+    err = _error(_jsonl({"query_id": "1", "latency_ms": 5}, {"query_id": "2", "latency_ms": "fast"}), "jsonl")
+    assert (err.line, err.field, err.value) == (2, "latency_ms", "fast")
+    err = _error(_jsonl({"query_id": "1", "latency_generation_ms": -3}), "jsonl")
+    assert (err.field, err.value) == ("latency_generation_ms", -3)
+    err = _error(b"query_id,latency_ms\n1,12\n2,slow\n", "csv", "bad.csv")
+    assert (err.source, err.line, err.field, err.value) == ("bad.csv", 3, "latency_ms", "slow")
+
+
+def test_csv_list_cells_must_be_json_lists():
+    err = _error(b'query_id,contexts\n1,"[""a""]"\n2,a; b\n', "csv", "bad.csv")
+    assert (err.line, err.field, err.value) == (3, "contexts", "a; b")
+
+
+def test_invalid_json_line_and_duplicates():
+    err = _error(b'{"query_id": "1"}\n{"query_id": \n', "jsonl")
+    assert err.line == 2 and "invalid JSON" in str(err)
+    err = _error(_jsonl({"query_id": "1", "system": "A"}, {"query_id": "2", "system": "A"}, {"query_id": "1", "system": "A"}), "jsonl")
+    assert "lines 1 and 3" in str(err) and err.field == "query_id"
+    err = _error(_jsonl({"query_id": "1", "context_ids": ["d", "e", "d"]}), "jsonl")
+    assert err.field == "context_ids" and "twice" in str(err)
+
+
+def test_parquet_errors_name_the_row():
+    buffer = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist([{"query_id": "1", "latency_ms": 3.0}, {"query_id": "2", "latency_ms": -1.0}]), buffer)
+    err = _error(buffer.getvalue(), "parquet", "bad.parquet")
+    assert "row 2" in str(err) and err.field == "latency_ms"
+
+
+def test_empty_and_useless_files():
+    assert "empty" in str(_error(b"", "jsonl"))
+    records = es.read_records(_jsonl({"query_id": "1", "question": "only text"}), format="jsonl")
+    with pytest.raises(es.EvalSuiteError) as info:
+        es.evaluate_records(records)
+    assert "no field any metric can use" in str(info.value)
+
+
+def test_unknown_columns_are_kept_and_system_defaults_to_file_name(tmp_path):
+    path = tmp_path / "my_rag_v2.jsonl"
+    path.write_bytes(_jsonl({"query_id": "1", "success": True, "cost_usd": 0.002}))
+    records = es.read_records(path)
+    assert records.systems == ["my_rag_v2"]
+    assert records.table.column("cost_usd").to_pylist() == [0.002]
+    assert "cost_usd" in records.extra_columns
+
+
+def test_concat_records_keeps_systems_apart():
+    a = es.Records.from_rows([{"query_id": "1", "success": True}], system="A")
+    b = es.Records.from_rows([{"query_id": "1", "success": False}], system="B")
+    both = es.concat_records([a, b])
+    assert both.systems == ["A", "B"]
+    report = es.evaluate_records(both)
+    assert float(report.task_success["A"]) == 1.0 and float(report.task_success["B"]) == 0.0
+    with pytest.raises(es.EvalSuiteError):
+        es.concat_records([a, a])

@@ -1,0 +1,103 @@
+"""evaluate_records on the shipped sample records equals values computed independently from the sources.
+
+LLMPerf's own summary files are the reference for latency percentiles and error rates; the raw
+RAGTruth and LLMPerf files (sample_data/sources/) are the reference for success and failures.
+"""
+
+import importlib.util
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import evalsuite as es
+from conftest import ROOT, SAMPLE
+
+SOURCES = SAMPLE / "sources"
+
+
+@pytest.fixture(scope="module")
+def llmperf():
+    return es.evaluate_records(es.read_records(SAMPLE / "rag" / "llmperf_requests.jsonl"))
+
+
+@pytest.fixture(scope="module")
+def ragtruth():
+    return es.evaluate_records(es.read_records(SAMPLE / "rag" / "ragtruth_qa.jsonl"))
+
+
+def test_llmperf_latency_percentiles_equal_llmperf_summaries(llmperf):
+    table = llmperf.latency_table.set_index(["system", "stage"])
+    summaries = sorted((SOURCES / "llmperf_latency" / "summary").glob("*.json"))
+    assert len(summaries) == 19
+    for path in summaries:
+        summary = json.loads(path.read_text())
+        for stage, key in (("end_to_end", "end_to_end_latency_s"), ("ttft", "ttft_s")):
+            row = table.loc[(path.stem, stage)]
+            assert row["mean"] == pytest.approx(summary[f"results_{key}_mean"] * 1000, rel=1e-12)
+            for q in (50, 90, 95, 99):
+                assert row[f"p{q}"] == pytest.approx(summary[f"results_{key}_quantiles_p{q}"] * 1000, rel=1e-12), (path.stem, stage, q)
+
+
+def test_llmperf_success_rate_and_failures_equal_the_raw_requests(llmperf):
+    for path in sorted((SOURCES / "llmperf_latency" / "individual").glob("*.json")):
+        requests = json.loads(path.read_text())
+        summary = json.loads((SOURCES / "llmperf_latency" / "summary" / path.name).read_text())
+        score = llmperf.task_success[path.stem]
+        failed = [r for r in requests if r["error_code"] is not None]
+        assert score.params["n"] == len(requests)
+        assert float(score) == pytest.approx(1 - summary["results_error_rate"], abs=1e-12)
+        assert llmperf.failures[path.stem].params["n_failed"] == len(failed)
+        # Stage mapping documented in sample_data/rag/README.md: -100 generation, 429 orchestration, else other.
+        codes = Counter(r["error_code"] for r in failed)
+        stages = llmperf.failures[path.stem].params["stages"]
+        assert stages["generation"]["count"] == codes.get(-100, 0)
+        assert stages["orchestration"]["count"] == codes.get(429, 0)
+        assert stages["other"]["count"] == sum(n for c, n in codes.items() if c not in (-100, 429))
+
+
+def test_ragtruth_success_and_failure_stage_equal_the_human_spans(ragtruth):
+    answers = [json.loads(line) for line in (SOURCES / "ragtruth_qa" / "ragtruth_qa_responses.jsonl").read_text().splitlines()]
+    by_model = defaultdict(list)
+    for answer in answers:
+        by_model[answer["model"]].append(answer)
+    assert set(by_model) == set(ragtruth.task_success)
+    for model, rows in by_model.items():
+        clean = sum(1 for r in rows if not r["hallucination_spans"])
+        assert float(ragtruth.task_success[model]) == pytest.approx(clean / len(rows), abs=1e-15)
+        assert ragtruth.failures[model].params["stages"]["generation"]["count"] == len(rows) - clean
+
+
+def _build_script():
+    spec = importlib.util.spec_from_file_location("build_sample_data", ROOT / "scripts" / "build_sample_data.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_ragtruth_faithfulness_equals_span_free_sentence_share(ragtruth):
+    """Per model: mean over answers of (sentences no human span touches / sentences), from the raw spans."""
+    split_sentences = _build_script().split_sentences
+    answers = [json.loads(line) for line in (SOURCES / "ragtruth_qa" / "ragtruth_qa_responses.jsonl").read_text().splitlines()]
+    shares = defaultdict(list)
+    for answer in answers:
+        sentences = split_sentences(answer["response"])
+        spans = [(s["start"], s["end"]) for s in answer["hallucination_spans"]]
+        clean = [not any(start < end_s and end > start_s for start, end in spans) for start_s, end_s in sentences]
+        shares[answer["model"]].append(sum(clean) / len(clean))
+    for model, values in shares.items():
+        score = ragtruth.scores[model]["faithfulness"]
+        assert float(score) == pytest.approx(np.mean(values), abs=1e-12)
+        assert score.params["coverage"] == 1.0
+    # No span at all <=> faithfulness 1.0, answer by answer.
+    pq = ragtruth.per_query
+    assert ((pq["faithfulness"] == 1.0) == (pq["success"] == 1.0)).all()
+
+
+def test_ragchecker_human_systems_have_no_judgements_to_score():
+    records = es.read_records(SAMPLE / "rag" / "ragchecker_human_systems.jsonl")
+    assert len(records.systems) == 8 and len(records) == 448
+    with pytest.raises(es.EvalSuiteError):
+        es.evaluate_records(records)
