@@ -11,6 +11,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ._parallel import parallel_map
+
 _U64 = np.uint64
 _ALL_ONES = _U64(0xFFFFFFFFFFFFFFFF)
 _GOLDEN = _U64(0x9E3779B97F4A7C15)
@@ -66,12 +68,10 @@ def _slice_keys(arr: pa.Array) -> np.ndarray:
     return mix64(h)
 
 
-def _chunk_keys(arr: pa.Array) -> np.ndarray:
+def _slices(arr: pa.Array) -> list[pa.Array]:
     if arr.type not in (pa.string(), pa.large_string()):
         arr = arr.cast(pa.string())
-    if len(arr) <= _SLICE_ROWS:
-        return _slice_keys(arr)
-    return np.concatenate([_slice_keys(arr.slice(i, _SLICE_ROWS)) for i in range(0, len(arr), _SLICE_ROWS)])
+    return [arr.slice(i, _SLICE_ROWS) for i in range(0, len(arr), _SLICE_ROWS)] or [arr]
 
 
 def hash_bytes(value: bytes) -> np.uint64:
@@ -85,11 +85,11 @@ def string_keys(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     Equal strings always give equal keys; different strings give different keys except with
     probability about 2**-64 per pair, which callers detect by comparing the strings.
     """
-    if isinstance(values, pa.ChunkedArray):
-        if values.num_chunks == 0:
-            return np.empty(0, dtype=np.uint64)
-        return np.concatenate([_chunk_keys(c) for c in values.chunks])
-    return _chunk_keys(values)
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    slices = [piece for chunk in chunks for piece in _slices(chunk)]
+    if not slices:
+        return np.empty(0, dtype=np.uint64)
+    return np.concatenate(parallel_map(_slice_keys, slices))
 
 
 def pair_keys(group: np.ndarray, keys: np.ndarray) -> np.ndarray:

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._keys import string_keys
+from ._parallel import parallel_map, workers
 from .errors import EvalSuiteError
 
 __all__ = ["Run", "Qrels"]
@@ -293,16 +294,17 @@ def _encode_queries(query_ids: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, 
     else:
         dictionary = query_ids.dictionary
         codes = query_ids.indices.to_numpy(zero_copy_only=False)
-    codes = codes.astype(np.int64)
     ids = np.array(dictionary.to_pylist(), dtype=object)
     if codes.size == 0:
-        return codes, ids[:0]
+        return codes.astype(np.int32), ids[:0]
     # Renumber by first appearance (a dictionary need not be in that order): look only at the
     # rows where the code changes, so this is cheap for grouped files.
     change = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
     first_seen = pd.unique(codes[change])
-    renumber = np.full(len(ids), -1, dtype=np.int64)
-    renumber[first_seen] = np.arange(len(first_seen))
+    if np.array_equal(first_seen, np.arange(len(ids))):
+        return codes.astype(np.int32, copy=False), ids
+    renumber = np.full(len(ids), -1, dtype=np.int32)
+    renumber[first_seen] = np.arange(len(first_seen), dtype=np.int32)
     return renumber[codes], ids[first_seen]
 
 
@@ -338,6 +340,12 @@ def _rank_order(codes: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.
     return pc.sort_indices(table, [("q", "ascending"), ("s", "descending"), ("d", "descending")]).to_numpy()
 
 
+def _rows_with_repeats(block: np.ndarray) -> np.ndarray:
+    """For each row of a 2-D key block: does a key occur twice in it."""
+    ordered = np.sort(block, axis=1)
+    return (ordered[:, 1:] == ordered[:, :-1]).any(axis=1)
+
+
 def _find_duplicates(offsets: np.ndarray, keys: np.ndarray, doc_ids: pa.Array) -> list[np.ndarray]:
     """Groups of row indices sharing (query, doc id); empty list when every pair is unique.
 
@@ -357,8 +365,7 @@ def _find_duplicates(offsets: np.ndarray, keys: np.ndarray, doc_ids: pa.Array) -
             block = keys[first:first + int(count) * queries.size].reshape(queries.size, int(count))
         else:
             block = keys[offsets[queries][:, None] + np.arange(count)[None, :]]
-        block = np.sort(block, axis=1)
-        clash = (block[:, 1:] == block[:, :-1]).any(axis=1)
+        clash = np.concatenate(parallel_map(_rows_with_repeats, np.array_split(block, workers())))
         suspects.extend(queries[clash].tolist())
     groups = []
     for query in suspects:
@@ -398,6 +405,34 @@ def _resolve_duplicates(groups, values, codes, query_ids, doc_ids, duplicates, w
     return np.array(sorted(drop), dtype=np.int64)
 
 
+def _group_rows(query_ids, doc_ids, values: np.ndarray, where: _Locator, duplicates: str, field: str, order):
+    """Encode queries, order rows with ``order(codes, values, doc_ids)`` (a permutation or None),
+    hash doc ids, and apply the duplicates policy. Shared by runs and qrels."""
+    codes, qids = _encode_queries(query_ids)
+    keys = string_keys(doc_ids)
+    perm = order(codes, values, doc_ids)
+    if perm is not None:
+        codes, values, keys = codes[perm], values[perm], keys[perm]
+        doc_ids = doc_ids.take(pa.array(perm))
+    offsets = _offsets(codes, len(qids))
+    groups = _find_duplicates(offsets, keys, doc_ids)
+    drop = _resolve_duplicates(groups, values, codes, qids, doc_ids, duplicates, where, field, perm)
+    notes = []
+    if drop is not None:
+        keep = np.ones(codes.size, dtype=bool)
+        keep[drop] = False
+        codes, values, keys = codes[keep], values[keep], keys[keep]
+        doc_ids = doc_ids.filter(pa.array(keep))
+        offsets = _offsets(codes, len(qids))
+        notes.append(f"{drop.size} duplicate (query, doc) row(s) dropped, the higher {field} kept (duplicates='max')")
+    return qids, offsets, doc_ids, keys, values, notes
+
+
+def _group_order(codes: np.ndarray, _values, _doc_ids) -> np.ndarray | None:
+    """Qrels keep their file order within a query; only interleaved queries are regrouped."""
+    return None if _is_contiguous(codes, int(codes.max()) + 1 if codes.size else 0) else np.argsort(codes, kind="stable")
+
+
 def build_run(query_ids: pa.Array, doc_ids: pa.Array, scores: np.ndarray | None, ranks: np.ndarray | None = None, *,
               name: str | None = None, source: str | None = None, line_of: LineOf = _no_lines,
               duplicates: str = "error", warnings=(), line_label: str = "line") -> Run:
@@ -421,23 +456,9 @@ def build_run(query_ids: pa.Array, doc_ids: pa.Array, scores: np.ndarray | None,
     else:
         scores = np.asarray(scores, dtype=np.float64)
         _check_finite(scores, "score", where)
-    codes, qids = _encode_queries(query_ids)
-    keys = string_keys(doc_ids)
-    perm = _rank_order(codes, scores, doc_ids)
-    if perm is not None:
-        codes, scores, keys = codes[perm], scores[perm], keys[perm]
-        doc_ids = doc_ids.take(pa.array(perm))
-    offsets = _offsets(codes, len(qids))
-    groups = _find_duplicates(offsets, keys, doc_ids)
-    drop = _resolve_duplicates(groups, scores, codes, qids, doc_ids, duplicates, where, "score", perm)
-    if drop is not None:
-        keep = np.ones(codes.size, dtype=bool)
-        keep[drop] = False
-        codes, scores, keys = codes[keep], scores[keep], keys[keep]
-        doc_ids = doc_ids.filter(pa.array(keep))
-        offsets = _offsets(codes, len(qids))
-        warnings.append(f"{drop.size} duplicate (query, doc) row(s) dropped, the higher score kept (duplicates='max')")
-    return Run(qids, offsets, doc_ids, keys, scores, name=name, source=source, warnings=warnings)
+    qids, offsets, doc_ids, keys, scores, notes = _group_rows(query_ids, doc_ids, scores, where, duplicates, "score",
+                                                              _rank_order)
+    return Run(qids, offsets, doc_ids, keys, scores, name=name, source=source, warnings=warnings + notes)
 
 
 def build_qrels(query_ids: pa.Array, doc_ids: pa.Array, grades: np.ndarray, *, name: str | None = None,
@@ -446,26 +467,10 @@ def build_qrels(query_ids: pa.Array, doc_ids: pa.Array, grades: np.ndarray, *, n
     """Validate and index judgements (see :class:`Qrels`); the readers' common last step."""
     _check_duplicates_policy(duplicates)
     where = _Locator(source, line_of, line_label)
-    warnings = list(warnings)
     _check_ids(query_ids, "query_id", where)
     _check_ids(doc_ids, "doc_id", where)
     grades = np.asarray(grades, dtype=np.float64)
     _check_finite(grades, "grade", where)
-    codes, qids = _encode_queries(query_ids)
-    keys = string_keys(doc_ids)
-    perm = None
-    if not _is_contiguous(codes, len(qids)):
-        perm = np.argsort(codes, kind="stable")
-        codes, grades, keys = codes[perm], grades[perm], keys[perm]
-        doc_ids = doc_ids.take(pa.array(perm))
-    offsets = _offsets(codes, len(qids))
-    groups = _find_duplicates(offsets, keys, doc_ids)
-    drop = _resolve_duplicates(groups, grades, codes, qids, doc_ids, duplicates, where, "grade", perm)
-    if drop is not None:
-        keep = np.ones(codes.size, dtype=bool)
-        keep[drop] = False
-        codes, grades, keys = codes[keep], grades[keep], keys[keep]
-        doc_ids = doc_ids.filter(pa.array(keep))
-        offsets = _offsets(codes, len(qids))
-        warnings.append(f"{drop.size} duplicate (query, doc) judgement(s) dropped, the higher grade kept (duplicates='max')")
-    return Qrels(qids, offsets, doc_ids, keys, grades, name=name, source=source, warnings=warnings)
+    qids, offsets, doc_ids, keys, grades, notes = _group_rows(query_ids, doc_ids, grades, where, duplicates, "grade",
+                                                              _group_order)
+    return Qrels(qids, offsets, doc_ids, keys, grades, name=name, source=source, warnings=list(warnings) + notes)
