@@ -43,6 +43,7 @@ from .ranking import (
 )
 from .records import Records, RecordsReport, concat_records, evaluate_records, read_records
 from .score import Score
+from .compare import compare, compare_per_query, compare_records, ComparisonReport
 
 __version__ = "0.1.0"
 
@@ -82,4 +83,8 @@ __all__ = [
     "read_records",
     "concat_records",
     "evaluate_records",
+    "compare",
+    "compare_per_query",
+    "compare_records",
+    "ComparisonReport",
 ]
