@@ -1,0 +1,90 @@
+"""Parsing and evaluation, cached by the SHA-256 digest of the input bytes.
+
+The bytes are hashed once, when a file arrives (:func:`digest_of`); afterwards only the digest
+string is hashed by Streamlit's caches, and the bytes or parsed objects travel in arguments
+whose names start with ``_`` (which Streamlit does not hash).
+
+Parsed runs, qrels and records, and records reports, are kept with ``st.cache_resource``: they
+grow with the input (a 7-million-line run is hundreds of MB) and ``st.cache_data`` would unpickle
+a fresh copy on every rerun; EvalSuite's objects are never modified after construction and the
+pages only read them. Evaluation reports and comparisons (a few rows per query) use
+``st.cache_data``, which hands every caller its own copy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import streamlit as st
+
+import evalsuite as es
+from evalsuite.compare import compare as _compare, compare_per_query as _compare_per_query
+
+from .constants import SAMPLE_DOCS
+
+
+def digest_of(data: bytes) -> str:
+    """SHA-256 hex digest of the bytes: the cache key of everything computed from them."""
+    return hashlib.sha256(data).hexdigest()
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def read_run(digest: str, name: str, _data: bytes) -> es.Run:
+    return es.read_run(_data, source_name=name)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def read_qrels(digest: str, name: str, _data: bytes) -> es.Qrels:
+    return es.read_qrels(_data, source_name=name)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def read_records(digest: str, name: str, _data: bytes):
+    return es.read_records(_data, source_name=name)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def concat_records(digests: tuple[str, ...], _parts: tuple):
+    return es.concat_records(list(_parts))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def evaluate_run(qrels_digest: str, run_digest: str, metrics: tuple[str, ...], rel_level: float,
+                 _qrels: es.Qrels, _run: es.Run) -> es.EvaluationReport:
+    return es.evaluate(_qrels, _run, list(metrics), rel_level=rel_level)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def evaluate_records(digests: tuple[str, ...], k: int, rel_level: float, _records):
+    return es.evaluate_records(_records, k=k, rel_level=rel_level)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def compare_runs(qrels_digest: str, runs: tuple[tuple[str, str], ...], metrics: tuple[str, ...], test: str,
+                 correction: str, alpha: float, rel_level: float, _qrels: es.Qrels, _runs: dict):
+    """``runs``: ((system, digest), ...) with the baseline first; ``_runs``: {system: Run}."""
+    return _compare(_qrels, dict(_runs), metrics=list(metrics), test=test, correction=correction, alpha=alpha,
+                      baseline=runs[0][0], rel_level=rel_level)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def compare_records(digests: tuple[str, ...], systems: tuple[str, str], metrics: tuple[str, ...], test: str,
+                    correction: str, alpha: float, k: int, _per_query: dict):
+    """``_per_query``: {system: DataFrame indexed by query id, one column per metric}."""
+    return _compare_per_query(dict(_per_query), metrics=list(metrics), test=test, correction=correction,
+                                alpha=alpha, baseline=systems[0])
+
+
+@st.cache_resource(show_spinner=False)
+def cranfield_titles() -> dict[str, str]:
+    """{doc id: title} of the Cranfield sample collection (empty if the file is missing)."""
+    titles: dict[str, str] = {}
+    try:
+        with open(SAMPLE_DOCS, encoding="utf-8") as handle:
+            for line in handle:
+                doc = json.loads(line)
+                titles[str(doc["doc_id"])] = str(doc.get("title", "")).strip()
+    except (OSError, ValueError, KeyError):
+        return {}
+    return titles

@@ -1,0 +1,66 @@
+"""The app's shared set-up and navigation, run on every script run whatever page is asked for.
+
+``app.py`` calls :func:`main`, which builds :func:`st.navigation` over the ``pages/*.py`` files
+and runs the page the URL asks for. Every page file ends with ``page_entry(render)``:
+
+- run by :func:`main` (the normal case), it renders the page;
+- run on its own, it calls :func:`main` first. That happens on a freshly started server, where
+  Streamlit serves a deep link such as ``/compare`` in its legacy ``pages/`` mode and runs
+  ``pages/compare.py`` without ``app.py``. :func:`main` then loads the sample data, builds the
+  sidebar and the navigation (which switches Streamlit out of the legacy mode for good) and runs
+  the page asked for, so a deep link shows the same app as a visit through ``/``.
+
+Which case applies is known from a thread-local flag set while :func:`main` runs a page (each
+session's script runs in its own thread), not from Streamlit internals.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+import streamlit as st
+
+from . import store
+from .constants import KEY_QRELS, KEY_REL_LEVEL, PAGES, REPO
+
+_running = threading.local()
+
+
+def _page(module: str, title: str, url_path: str, icon: str, default: bool) -> st.Page:
+    return st.Page(REPO / "pages" / f"{module}.py", title=title, url_path=url_path, icon=icon, default=default)
+
+
+def page_entry(render: Callable[[], None]) -> None:
+    """Render a page when :func:`main` runs it; otherwise run :func:`main` (see the module doc)."""
+    if getattr(_running, "page", False):
+        render()
+    else:
+        main()
+
+
+def _sidebar() -> None:
+    qrels = store.qrels_files()
+    with st.sidebar:
+        if len(qrels) > 1:
+            st.selectbox("Qrels", [f.name for f in qrels], index=len(qrels) - 1, key=KEY_QRELS,
+                         bind="query-params", help="Judgements used by the ranking pages")
+        st.number_input("Relevant from grade", min_value=1, max_value=100, value=1, step=1, key=KEY_REL_LEVEL,
+                        bind="query-params",
+                        help="Minimum grade that counts as relevant (trec_eval -l, ranx rel_lvl)")
+        st.caption("EvalSuite " + __import__("evalsuite").__version__)
+
+
+def main() -> None:
+    """Set up the session, build the navigation and run the page the URL asks for."""
+    st.set_page_config(page_title="EvalSuite", page_icon=":material/query_stats:", layout="wide")
+    store.start_session()
+    store.process_pending()
+    pages = [_page(*spec, default=(i == 0)) for i, spec in enumerate(PAGES)]
+    page = st.navigation(pages, position="sidebar")
+    _sidebar()
+    _running.page = True
+    try:
+        page.run()
+    finally:
+        _running.page = False

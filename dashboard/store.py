@@ -1,0 +1,231 @@
+"""The session's data: every file the user uploaded (original bytes kept), keyed by its digest.
+
+Uploads last for the browser session (``st.session_state``). A file is read once when it
+arrives, through the cached loaders, so a bad file is rejected with a plain message and never
+enters the store; the rest of the session's data is untouched.
+
+Files arrive through :data:`~dashboard.constants.KEY_PENDING` (a list of ``(kind, name,
+bytes)``): the Data page's uploaders put the widget's files there, and tests put bytes there
+directly (AppTest cannot click a file uploader); :func:`process_pending` reads them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+
+import streamlit as st
+
+import evalsuite as es
+
+from . import loaders
+from .constants import (KEY_FILES, KEY_NOTICES, KEY_PENDING, KEY_PROBLEMS, KEY_QRELS, KEY_STARTED, KINDS,
+                        SAMPLE_FILES)
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    """One accepted file of the session.
+
+    Attributes
+    ----------
+    kind : {"run", "qrels", "records"}
+    name : str
+        File name as uploaded.
+    digest : str
+        SHA-256 hex digest of ``data``.
+    data : bytes
+        The uploaded bytes, unchanged.
+    format : str
+        Format recognised ("trec", "csv", ...).
+    system : str or None
+        For a run: the system name shown on every page (editable on the Data page).
+    sample : bool
+        Part of the sample data (removed by "Clear sample data").
+    """
+
+    kind: str
+    name: str
+    digest: str
+    data: bytes = dataclasses.field(repr=False)
+    format: str = ""
+    system: str | None = None
+    sample: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}:{self.digest}"
+
+
+def files() -> dict[str, StoredFile]:
+    """The session's files in upload order (created empty on first use)."""
+    return st.session_state.setdefault(KEY_FILES, {})
+
+
+def problems() -> list[tuple[str, str]]:
+    return st.session_state.setdefault(KEY_PROBLEMS, [])
+
+
+def of_kind(kind: str) -> list[StoredFile]:
+    return [f for f in files().values() if f.kind == kind]
+
+
+def runs() -> dict[str, StoredFile]:
+    """{system name: run file}."""
+    return {f.system: f for f in of_kind("run")}
+
+
+def qrels_files() -> list[StoredFile]:
+    return of_kind("qrels")
+
+
+def active_qrels() -> StoredFile | None:
+    """The qrels chosen in the sidebar (default: the most recently added)."""
+    candidates = qrels_files()
+    if not candidates:
+        return None
+    chosen = st.session_state.get(KEY_QRELS)
+    for f in candidates:
+        if f.name == chosen:
+            return f
+    return candidates[-1]
+
+
+def record_files() -> list[StoredFile]:
+    return of_kind("records")
+
+
+def start_session() -> None:
+    """On a session's first run: load the sample data (once; "Clear" keeps it cleared)."""
+    if st.session_state.get(KEY_STARTED):
+        return
+    st.session_state[KEY_STARTED] = True
+    load_samples()
+
+
+def load_samples() -> None:
+    """Add the sample Cranfield runs and qrels and the RAG records to the session."""
+    for kind, path, system in SAMPLE_FILES:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            problems().append((path.name, "sample file not found; the sample data is incomplete"))
+            continue
+        try:
+            ingest(kind, path.name, data, system=system, sample=True)
+        except Exception as exc:  # a sample that does not read must not stop the app
+            problems().append((path.name, _message(path.name, exc)))
+
+
+def clear(sample_only: bool) -> None:
+    """Remove the sample files (``sample_only``) or every file, and the list of problems."""
+    kept = {k: f for k, f in files().items() if sample_only and not f.sample}
+    st.session_state[KEY_FILES] = kept
+    st.session_state[KEY_PROBLEMS] = []
+
+
+def remove(key: str) -> None:
+    files().pop(key, None)
+
+
+def rename_run(key: str, system: str) -> str | None:
+    """Give a run a new system name; returns a plain-text problem instead when it is taken."""
+    system = system.strip()
+    store = files()
+    if key not in store:
+        return None
+    if not system:
+        return "a system name cannot be empty"
+    if any(f.system == system and k != key for k, f in store.items() if f.kind == "run"):
+        return f"another run is already named {system!r}"
+    store[key] = dataclasses.replace(store[key], system=system)
+    return None
+
+
+def _unique_system(name: str) -> str:
+    taken = set(runs())
+    if name not in taken:
+        return name
+    i = 2
+    while f"{name} ({i})" in taken:
+        i += 1
+    return f"{name} ({i})"
+
+
+def _message(name: str, exc: Exception) -> str:
+    if isinstance(exc, es.EvalSuiteError):
+        text = str(exc)
+        return text if name in text else f"{name}: {text}"
+    return f"{name}: could not be read ({type(exc).__name__}); check that it is a {', '.join(es.FORMATS)} file"
+
+
+def ingest(kind: str, name: str, data: bytes, system: str | None = None, sample: bool = False) -> StoredFile:
+    """Read one file and add it to the session.
+
+    Raises
+    ------
+    EvalSuiteError
+        The file cannot be read (the message names file, line, field and value).
+    """
+    if kind not in KINDS:
+        raise es.EvalSuiteError(f"unknown kind of file; use one of {', '.join(KINDS)}", field="kind", value=kind)
+    data = bytes(data)
+    digest = loaders.digest_of(data)
+    key = f"{kind}:{digest}"
+    store = files()
+    if key in store:
+        return store[key]
+    fmt = es.detect_format(data[:65536], name[:-3] if name.lower().endswith(".gz") else name)
+    if kind == "run":
+        run = loaders.read_run(digest, name, data)
+        system = _unique_system(system or run.name or os.path.splitext(name)[0] or "run")
+    elif kind == "qrels":
+        loaders.read_qrels(digest, name, data)
+    else:
+        records = loaders.read_records(digest, name, data)
+        taken = {s for f in record_files() for s in loaders.read_records(f.digest, f.name, f.data).systems}
+        clash = sorted(taken & set(records.systems))
+        if clash:
+            raise es.EvalSuiteError(f"system {clash[0]!r} is already in another records file; "
+                                    "give each file its own system names", source=name, field="system",
+                                    value=clash[0])
+    stored = StoredFile(kind=kind, name=name, digest=digest, data=data, format=fmt, system=system, sample=sample)
+    store[key] = stored
+    return stored
+
+
+def queue(kind: str, name: str, data: bytes) -> None:
+    """Add a file to the pending list that :func:`process_pending` reads."""
+    st.session_state.setdefault(KEY_PENDING, []).append((kind, name, bytes(data)))
+
+
+def process_pending() -> list[tuple[str, str]]:
+    """Read every pending file, with a status box saying which file is being read.
+
+    Returns the problems of this batch: ``[(file name, plain-text message)]`` (also appended
+    to the session's list of problems). A good file is added even when another fails.
+    """
+    pending = st.session_state.get(KEY_PENDING) or []
+    st.session_state[KEY_PENDING] = []
+    batch: list[tuple[str, str]] = []
+    notices = st.session_state.setdefault(KEY_NOTICES, [])
+    if not pending:
+        return batch
+    with st.status(f"Reading {len(pending)} file(s)", expanded=False) as status:
+        for kind, name, data in pending:
+            status.update(label=f"Reading {name} ({len(data) / 1e6:.1f} MB) as {kind}")
+            try:
+                before = len(files())
+                stored = ingest(kind, name, data)
+                if len(files()) == before:
+                    notices.append(f"{name}: the same bytes were already loaded as {stored.name}")
+                else:
+                    notices.append(f"{name}: read as {stored.format} {kind}"
+                                   + (f", system {stored.system!r}" if stored.system else ""))
+            except Exception as exc:
+                batch.append((name, _message(name, exc)))
+        status.update(label=f"Read {len(pending) - len(batch)} of {len(pending)} file(s)",
+                      state="error" if batch else "complete")
+    problems().extend(batch)
+    return batch

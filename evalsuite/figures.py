@@ -1,0 +1,185 @@
+"""Plotly figures over the tables of :mod:`evalsuite.views` (no streamlit import).
+
+Every builder takes DataFrames and returns a :class:`plotly.graph_objects.Figure`; the
+dashboard shows them with ``st.plotly_chart`` and the HTML report can embed the same figures.
+Distributions arrive pre-binned (see :func:`evalsuite.views.binned_histogram` and
+:func:`evalsuite.views.ecdf_points`), so a figure never carries more than a few thousand points.
+Text from the data (system names, query ids) goes into plotly as data, which plotly renders as
+text, never as HTML markup of ours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+__all__ = [
+    "STAGE_COLORS",
+    "metric_bars",
+    "per_query_bars",
+    "latency_histogram",
+    "latency_ecdf",
+    "failure_pie",
+    "failure_bars",
+    "difference_bars",
+    "system_scatter",
+    "quality_latency_scatter",
+    "rag_metric_bars",
+]
+
+# One colour per failure stage, fixed so a stage looks the same in every chart.
+STAGE_COLORS = {
+    "retrieval": "#4c78a8",
+    "evidence": "#f58518",
+    "generation": "#e45756",
+    "orchestration": "#72b7b2",
+    "other": "#9d9d9d",
+}
+_LAYOUT = dict(margin=dict(l=10, r=10, t=40, b=10), template="plotly_white", height=380)
+
+
+def _layout(fig: go.Figure, title: str, **extra) -> go.Figure:
+    fig.update_layout(title=dict(text=_text(title), x=0, xanchor="left"), **{**_LAYOUT, **extra})
+    return fig
+
+
+def _text(value) -> str:
+    # Plotly treats a few tags (<b>, <br>) in strings as markup; show user text literally.
+    return str(value).replace("<", "&lt;").replace(">", "&gt;")
+
+
+def metric_bars(table: pd.DataFrame, metrics: Sequence[str]) -> go.Figure:
+    """Grouped bars: one group per metric, one bar per system (``table`` indexed by system)."""
+    fig = go.Figure()
+    for system, row in table.iterrows():
+        fig.add_bar(name=_text(system), x=list(metrics), y=[row[m] for m in metrics],
+                    hovertemplate="%{x}: %{y:.4f}<extra>" + _text(system) + "</extra>")
+    fig.update_yaxes(title="mean", rangemode="tozero")
+    return _layout(fig, "Mean per metric", barmode="group", legend_title_text="system")
+
+
+def per_query_bars(table: pd.DataFrame, metric: str, query: str = "query_id", highlight: str | None = None) -> go.Figure:
+    """One bar per query, sorted by value (highest first); ``highlight`` marks one query."""
+    data = table[[query, metric]].sort_values(metric, ascending=False, kind="stable", na_position="last")
+    ids = data[query].astype(str).map(_text).tolist()
+    colors = ["#e45756" if highlight is not None and q == _text(highlight) else "#4c78a8" for q in ids]
+    fig = go.Figure(go.Bar(x=ids, y=data[metric].to_numpy(), marker_color=colors,
+                           hovertemplate="query %{x}: %{y:.4f}<extra></extra>"))
+    fig.update_xaxes(title="query (sorted by value)", type="category", showticklabels=len(ids) <= 60)
+    fig.update_yaxes(title=metric, rangemode="tozero")
+    return _layout(fig, f"{metric} per query ({len(ids)} queries)")
+
+
+def latency_histogram(binned: pd.DataFrame, group: str = "system", unit: str = "ms", log: bool = False) -> go.Figure:
+    """Histogram from pre-binned counts (:func:`evalsuite.views.binned_histogram`), share per group."""
+    fig = go.Figure()
+    for name, part in binned.groupby(group, sort=True) if group in binned else [(None, binned)]:
+        widths = (part["right"] - part["left"]).to_numpy()
+        fig.add_bar(x=part["center"].to_numpy() if log else part["left"].to_numpy(), y=part["share"].to_numpy(),
+                    width=widths, offset=None if log else 0, name=_text(name) if name is not None else "all",
+                    customdata=np.stack([part["left"], part["right"], part["count"]], axis=1),
+                    hovertemplate="%{customdata[0]:.1f}-%{customdata[1]:.1f} " + unit
+                    + ": %{customdata[2]} (%{y:.1%})<extra>%{fullData.name}</extra>", opacity=0.6)
+    fig.update_xaxes(title=f"latency ({unit})", type="log" if log else "linear")
+    fig.update_yaxes(title="share of requests", tickformat=".0%")
+    return _layout(fig, "Latency distribution", barmode="overlay", legend_title_text=group)
+
+
+def latency_ecdf(points: pd.DataFrame, group: str = "system", unit: str = "ms", log: bool = False) -> go.Figure:
+    """Step lines of the ECDF points (:func:`evalsuite.views.ecdf_points`), one per group."""
+    fig = go.Figure()
+    for name, part in points.groupby(group, sort=True) if group in points else [(None, points)]:
+        fig.add_scatter(x=part["value"].to_numpy(), y=part["p"].to_numpy(), mode="lines", line_shape="hv",
+                        name=_text(name) if name is not None else "all",
+                        hovertemplate="%{x:.1f} " + unit + ": %{y:.1%}<extra>%{fullData.name}</extra>")
+    fig.update_xaxes(title=f"latency ({unit})", type="log" if log else "linear")
+    fig.update_yaxes(title="share of requests <= latency", tickformat=".0%", range=[0, 1.02])
+    return _layout(fig, "Latency ECDF", legend_title_text=group)
+
+
+def failure_pie(stages: pd.DataFrame, title: str) -> go.Figure:
+    """Pie of failed requests per stage (``stages``: columns stage, count, share; zero rows dropped)."""
+    data = stages[stages["count"] > 0]
+    fig = go.Figure(go.Pie(labels=data["stage"].tolist(), values=data["count"].to_numpy(), sort=False,
+                           marker=dict(colors=[STAGE_COLORS.get(s, "#bab0ac") for s in data["stage"]]),
+                           customdata=data["stage"].tolist(), textinfo="label+percent",
+                           hovertemplate="%{label}: %{value} failed requests (%{percent})<extra></extra>"))
+    return _layout(fig, title, height=340, showlegend=True)
+
+
+def failure_bars(stages: pd.DataFrame, title: str) -> go.Figure:
+    """Horizontal bars of failed requests per stage (same data and colours as :func:`failure_pie`).
+
+    Bars can be clicked in Streamlit (a plotly selection event names the stage in ``label``);
+    pie slices cannot, as plotly pies have no selection state.
+    """
+    data = stages[stages["count"] > 0].iloc[::-1]
+    fig = go.Figure(go.Bar(y=data["stage"].tolist(), x=data["count"].to_numpy(), orientation="h",
+                           marker_color=[STAGE_COLORS.get(s, "#bab0ac") for s in data["stage"]],
+                           text=[f"{c} ({s:.0%})" for c, s in zip(data["count"], data["share"])], textposition="auto",
+                           hovertemplate="%{y}: %{x} failed requests<extra></extra>"))
+    fig.update_xaxes(title="failed requests", rangemode="tozero")
+    fig.update_yaxes(type="category")
+    return _layout(fig, title, height=340, showlegend=False, clickmode="event+select")
+
+
+def difference_bars(diff: pd.DataFrame, metric: str, names: tuple[str, str]) -> go.Figure:
+    """Per-query ``diff = B - A`` bars, sorted as given (see :func:`evalsuite.views.per_query_difference`)."""
+    data = diff[diff["diff"].notna()]
+    colors = np.where(data["diff"] > 0, "#54a24b", np.where(data["diff"] < 0, "#e45756", "#9d9d9d"))
+    ids = data["query_id"].astype(str).map(_text).tolist()
+    fig = go.Figure(go.Bar(x=ids, y=data["diff"].to_numpy(), marker_color=colors,
+                           hovertemplate="query %{x}: %{y:+.4f}<extra></extra>"))
+    fig.update_xaxes(title="query (sorted by difference)", type="category", showticklabels=len(ids) <= 60)
+    fig.update_yaxes(title=f"{metric}: {_text(names[1])} - {_text(names[0])}", zeroline=True)
+    return _layout(fig, f"Per-query difference ({len(ids)} queries)")
+
+
+def system_scatter(diff: pd.DataFrame, metric: str, names: tuple[str, str]) -> go.Figure:
+    """Scatter of system A (x) against system B (y) per query, with the diagonal y = x."""
+    a, b = names
+    data = diff[diff["diff"].notna()]
+    x = data[a].to_numpy() if a != b else data[a].to_numpy()
+    y = data[b].to_numpy()
+    colors = np.where(data["diff"] > 0, "#54a24b", np.where(data["diff"] < 0, "#e45756", "#9d9d9d"))
+    fig = go.Figure(go.Scatter(x=x, y=y, mode="markers", marker=dict(color=colors, size=7, opacity=0.7),
+                               text=data["query_id"].astype(str).map(_text).tolist(),
+                               hovertemplate="query %{text}<br>A %{x:.4f}, B %{y:.4f}<extra></extra>"))
+    finite = np.concatenate([x, y])
+    finite = finite[np.isfinite(finite)]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    fig.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(color="#888", dash="dot"), hoverinfo="skip",
+                    showlegend=False)
+    fig.update_xaxes(title=f"{metric}: {_text(a)} (A)")
+    fig.update_yaxes(title=f"{metric}: {_text(b)} (B)", scaleanchor="x", scaleratio=1)
+    return _layout(fig, "A against B per query (above the diagonal: B better)", showlegend=False, height=420)
+
+
+def quality_latency_scatter(data: pd.DataFrame, metric: str, latency: str = "latency_ms", unit: str = "ms") -> go.Figure:
+    """Per-request quality against latency, one colour per system."""
+    fig = go.Figure()
+    for name, part in data.groupby("system", sort=True):
+        fig.add_scatter(x=part[latency].to_numpy(), y=part[metric].to_numpy(), mode="markers", name=_text(name),
+                        text=part["query_id"].astype(str).map(_text).tolist(), marker=dict(size=6, opacity=0.6),
+                        hovertemplate="request %{text}<br>%{x:.0f} " + unit + ", " + metric + " %{y:.3f}<extra>%{fullData.name}</extra>")
+    fig.update_xaxes(title=f"{latency} ({unit})")
+    fig.update_yaxes(title=metric)
+    return _layout(fig, f"{metric} against latency per request", legend_title_text="system")
+
+
+def rag_metric_bars(table: pd.DataFrame, metric: str) -> go.Figure:
+    """Bars of one metric per system from :func:`evalsuite.views.rag_quality_table`, with the
+    Wilson interval as error bars where the table has one (task success)."""
+    data = table[table["metric"] == metric].sort_values("system")
+    has_ci = data["ci_low"].notna().any()
+    error = dict(type="data", symmetric=False, array=(data["ci_high"] - data["mean"]).to_numpy(),
+                 arrayminus=(data["mean"] - data["ci_low"]).to_numpy()) if has_ci else None
+    fig = go.Figure(go.Bar(x=data["system"].astype(str).map(_text).tolist(), y=data["mean"].to_numpy(), error_y=error,
+                           customdata=np.stack([data["coverage"].to_numpy(), data["n_defined"].to_numpy()], axis=1),
+                           hovertemplate="%{x}: %{y:.4f} (coverage %{customdata[0]:.0%}, n %{customdata[1]})<extra></extra>"))
+    fig.update_yaxes(title=metric, rangemode="tozero")
+    fig.update_xaxes(type="category")
+    return _layout(fig, f"{metric} per system" + (" (Wilson interval)" if has_ci else ""))

@@ -1,0 +1,542 @@
+"""Tables shaped for display: pure functions over EvalSuite's results, never importing streamlit.
+
+The dashboard (and the HTML report) show what these return; every number in them comes from
+:func:`evalsuite.evaluate`, :func:`evalsuite.evaluate_records` or :func:`evalsuite.compare`, or
+is a count, a sort or a binning of those results done here with numpy/pandas:
+
+- :func:`overview_table`, :func:`query_accounting`, :func:`judged_table`: headline metrics per
+  system with coverage, which queries were dropped or scored 0 and why, judged@k;
+- :func:`ranked_list_with_labels`, :func:`side_by_side_lists`: a query's ranked list with the
+  relevance label of every doc;
+- :func:`per_query_difference`: per-query values of two systems and their difference;
+- :func:`binned_histogram`, :func:`ecdf_points`: latency distributions pre-binned so that a
+  million values become a few hundred points;
+- :func:`safe_csv`: CSV bytes that a spreadsheet opens without running any formula.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import pyarrow.compute as pc
+
+from .data import Qrels, Run
+from .errors import EvalSuiteError
+from .evaluate import EvaluationReport
+
+__all__ = [
+    "FORMULA_PREFIXES",
+    "safe_csv",
+    "describe_run",
+    "describe_qrels",
+    "describe_records",
+    "overview_table",
+    "query_accounting",
+    "judged_table",
+    "per_query_table",
+    "ranked_list_with_labels",
+    "side_by_side_lists",
+    "per_query_difference",
+    "binned_histogram",
+    "ecdf_points",
+    "sample_rows",
+    "failed_requests",
+    "quality_vs_latency",
+    "rag_quality_table",
+]
+
+# Cell starts that make Excel, LibreOffice or Google Sheets read a cell as a formula (OWASP,
+# "CSV Injection"): '=', '+', '-', '@', tab and carriage return.
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+# ----------------------------------------------------------------------------------------------
+# Export.
+
+
+def _defuse(text: str) -> str:
+    return "'" + text if text.startswith(FORMULA_PREFIXES) else text
+
+
+def safe_csv(frame: pd.DataFrame, index: bool = False) -> bytes:
+    """CSV bytes (UTF-8) of ``frame`` that are safe to open in a spreadsheet.
+
+    Every text cell, column name and index label that starts with ``= + - @``, a tab or a
+    carriage return gets a leading single quote, so the spreadsheet shows it as text instead
+    of evaluating it (OWASP "CSV Injection"). Numeric columns are written as numbers
+    (``-0.25`` in a float column is a number, not a formula); NaN is an empty cell.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Any table; it is not modified.
+    index : bool
+        Write the index as the first column(s).
+
+    Returns
+    -------
+    bytes
+        The CSV file content.
+    """
+    out = frame.copy()
+    out.columns = [_defuse(str(c)) for c in out.columns]
+    for col in out.columns:
+        series = out[col]
+        if not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)
+                or pd.api.types.is_datetime64_any_dtype(series)):
+            out[col] = series.map(lambda v: v if v is None or (isinstance(v, float) and np.isnan(v))
+                                  else _defuse(v if isinstance(v, str) else str(v)))
+    if index:
+        if isinstance(out.index, pd.MultiIndex):
+            out.index = pd.MultiIndex.from_tuples(
+                [tuple(_defuse(str(v)) for v in t) for t in out.index], names=out.index.names)
+        elif not pd.api.types.is_numeric_dtype(out.index):
+            out.index = pd.Index([_defuse(str(v)) for v in out.index], name=out.index.name)
+    buffer = io.StringIO()
+    # CRLF line ends (RFC 4180): Python's csv module quotes a field holding any character of the
+    # line terminator, so with "\r\n" a lone CR or LF inside a cell is quoted too.
+    out.to_csv(buffer, index=index, lineterminator="\r\n")
+    return buffer.getvalue().encode("utf-8")
+
+
+# ----------------------------------------------------------------------------------------------
+# What was read.
+
+
+def describe_run(run: Run, format: str) -> dict:
+    """One row describing a parsed run: format, queries, rows, distinct docs, depth, warnings."""
+    counts = run.counts
+    return {
+        "format": format,
+        "queries": int(run.n_queries),
+        "rows": int(len(run)),
+        "distinct docs": int(pc.count_distinct(run.doc_ids).as_py()) if len(run) else 0,
+        "docs per query (max)": int(counts.max()) if counts.size else 0,
+        "warnings": "; ".join(run.warnings),
+    }
+
+
+def describe_qrels(qrels: Qrels, format: str, rel_level: float = 1) -> dict:
+    """One row describing parsed qrels: format, queries, judgements, relevant, grade levels."""
+    grades = qrels.grades
+    levels = np.unique(grades)
+    return {
+        "format": format,
+        "queries": int(qrels.n_queries),
+        "judgements": int(len(qrels)),
+        "distinct docs": int(pc.count_distinct(qrels.doc_ids).as_py()) if len(qrels) else 0,
+        f"relevant (grade >= {rel_level:g})": int((grades >= rel_level).sum()),
+        "grade levels": ", ".join(f"{g:g}" for g in levels[:12]) + (" ..." if levels.size > 12 else ""),
+        "warnings": "; ".join(qrels.warnings),
+    }
+
+
+def describe_records(records, format: str) -> dict:
+    """One row describing a records file: format, requests, systems, canonical fields, aliases."""
+    frame = records.frame
+    return {
+        "format": format,
+        "requests": int(len(frame)),
+        "queries": int(frame["query_id"].nunique()) if "query_id" in frame else 0,
+        "n systems": len(records.systems),
+        "fields": ", ".join(records.fields),
+        "systems": ", ".join(map(str, records.systems)),
+        "renamed columns": ", ".join(f"{k} -> {v}" for k, v in dict(records.aliases).items()),
+        "warnings": "; ".join(records.warnings),
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# Ranking runs: headline table, query accounting, judged@k.
+
+
+def overview_table(reports: Mapping[str, EvaluationReport], metrics: Sequence[str] | None = None) -> pd.DataFrame:
+    """Headline metrics per system with what the means are over.
+
+    Parameters
+    ----------
+    reports : {system name: EvaluationReport}
+        One report per run, all against the same qrels.
+    metrics : sequence of str, optional
+        Report columns to show, in order (default: every metric of the first report).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``system``: one column per metric (the mean of :class:`~evalsuite.Score`),
+        then ``queries evaluated`` (the means' denominator), ``answered`` (evaluated queries
+        the run has results for), ``coverage`` (answered / evaluated), ``scored 0: missing
+        from run``, ``scored 0: no relevant judged`` and ``dropped: not in qrels``.
+    """
+    rows = []
+    for system, report in reports.items():
+        names = list(metrics) if metrics is not None else list(report.per_query.columns)
+        n_eval = int(report.params["n_queries"])
+        missing = len(report.defaulted_queries)
+        row = {"system": system}
+        row.update({m: float(report.scores[m]) for m in names})
+        row.update({
+            "queries evaluated": n_eval,
+            "answered": n_eval - missing,
+            "coverage": (n_eval - missing) / n_eval if n_eval else np.nan,
+            "scored 0: missing from run": missing,
+            "scored 0: no relevant judged": len(report.no_relevant_queries),
+            "dropped: not in qrels": len(report.dropped_queries),
+        })
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("system") if rows else pd.DataFrame()
+
+
+def query_accounting(report: EvaluationReport) -> pd.DataFrame:
+    """Every query that is not a plain scored query, with what happened to it and why.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``query_id``, ``outcome`` ("dropped", "scored 0"), ``reason``; one row per
+        dropped query, per qrels query missing from the run, per query without a relevant
+        judged doc (sorted by outcome, then query id).
+    """
+    rows = [(q, "dropped", reason) for q, reason in report.dropped_queries.items()]
+    rows += [(q, "scored 0", "in the qrels but not in the run") for q in report.defaulted_queries]
+    rel = report.params.get("rel_level", 1)
+    rows += [(q, "scored 0", f"no judged doc with grade >= {rel:g}") for q in report.no_relevant_queries]
+    frame = pd.DataFrame(rows, columns=["query_id", "outcome", "reason"])
+    return frame.sort_values(["outcome", "query_id"], kind="stable").reset_index(drop=True)
+
+
+def judged_table(reports: Mapping[str, EvaluationReport], cutoffs: Sequence[int]) -> pd.DataFrame:
+    """judged@k per system: the share of top-k docs that have a judgement (any grade).
+
+    The values are :func:`evalsuite.evaluate`'s ``judged@k`` means (so the reports must have
+    been computed with those metrics). Low values mean holes in the qrels: unjudged docs count
+    as not relevant, which lowers every metric of that run.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``system``, one column ``judged@k`` per cutoff, plus ``queries with an
+        unjudged doc in the top k`` for the largest cutoff.
+
+    Raises
+    ------
+    EvalSuiteError
+        A report lacks one of the ``judged@k`` metrics.
+    """
+    rows = []
+    for system, report in reports.items():
+        row = {"system": system}
+        for k in cutoffs:
+            name = f"judged@{k}"
+            if name not in report.scores:
+                raise EvalSuiteError(f"the report of {system!r} has no {name} column", field="metrics", value=name)
+            row[name] = float(report.scores[name])
+        if cutoffs:
+            top = f"judged@{max(cutoffs)}"
+            row[f"queries with an unjudged doc in the top {max(cutoffs)}"] = int(
+                (report.per_query[top].to_numpy() < 1.0).sum())
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("system") if rows else pd.DataFrame()
+
+
+def per_query_table(report: EvaluationReport) -> pd.DataFrame:
+    """The report's per-query table with the query id as a column and an ``outcome`` column.
+
+    ``outcome`` is "scored" or the reason the query scored 0 (missing from the run, no
+    relevant judged doc), so the zero rows are explained where they are shown.
+    """
+    table = report.per_query.reset_index()
+    outcome = pd.Series("scored", index=table.index, dtype=object)
+    ids = table["query_id"]
+    outcome[ids.isin(report.no_relevant_queries).to_numpy()] = "scored 0: no relevant judged doc"
+    outcome[ids.isin(report.defaulted_queries).to_numpy()] = "scored 0: missing from the run"
+    table["outcome"] = outcome.astype(str)
+    return table
+
+
+# ----------------------------------------------------------------------------------------------
+# Ranked lists with relevance labels.
+
+
+def _label(grade: float, rel_level: float) -> str:
+    if np.isnan(grade):
+        return "unjudged"
+    return f"relevant ({grade:g})" if grade >= rel_level else f"not relevant ({grade:g})"
+
+
+def ranked_list_with_labels(run: Run, qrels: Qrels | None, query_id: str, k: int | None = 20,
+                            rel_level: float = 1, titles: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The top ``k`` of one query's ranked list with each doc's grade and a readable label.
+
+    Parameters
+    ----------
+    run : Run
+        The ranking (its order is EvalSuite's: score descending, ties by doc id descending).
+    qrels : Qrels or None
+        Judgements; None (or a query without judgements) labels every doc "unjudged".
+    query_id : str
+        The query; a query the run lacks gives an empty table.
+    k : int or None
+        Rows to keep (None: all).
+    rel_level : float
+        Minimum grade that counts as relevant (as in :func:`evalsuite.evaluate`).
+    titles : {doc_id: title}, optional
+        Adds a ``title`` column (empty for unknown docs).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``rank`` (1-based), ``doc_id``, [``title``], ``score``, ``grade`` (NaN when
+        unjudged), ``label`` ("relevant (g)", "not relevant (g)", "unjudged").
+    """
+    try:
+        ranked = run.query(query_id)
+    except KeyError:
+        ranked = pd.DataFrame({"rank": pd.Series([], dtype=np.int64), "doc_id": pd.Series([], dtype=object),
+                               "score": pd.Series([], dtype=np.float64)})
+    if k is not None:
+        ranked = ranked.iloc[:k].copy()
+    judgements: dict[str, float] = {}
+    if qrels is not None:
+        try:
+            judgements = qrels.query(query_id)
+        except KeyError:
+            judgements = {}
+    grades = np.array([judgements.get(d, np.nan) for d in ranked["doc_id"]], dtype=np.float64)
+    ranked["grade"] = grades
+    ranked["label"] = [_label(g, rel_level) for g in grades]
+    if titles is not None:
+        ranked.insert(2, "title", [titles.get(d, "") for d in ranked["doc_id"]])
+    return ranked.reset_index(drop=True)
+
+
+def side_by_side_lists(list_a: pd.DataFrame, list_b: pd.DataFrame, names: tuple[str, str] = ("A", "B")) -> pd.DataFrame:
+    """Two labelled ranked lists (from :func:`ranked_list_with_labels`) aligned by rank.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``rank`` then, for each system, ``<name>: doc_id``, [``<name>: title``], ``<name>:
+        label`` and ``<name>: rank in other`` (the doc's rank in the other list, empty when
+        the other list's shown rows do not have it).
+    """
+    a_name, b_name = names
+    depth = max(len(list_a), len(list_b))
+    out = pd.DataFrame({"rank": np.arange(1, depth + 1)})
+    rank_in_a = dict(zip(list_a["doc_id"], list_a["rank"]))
+    rank_in_b = dict(zip(list_b["doc_id"], list_b["rank"]))
+    for name, frame, other in ((a_name, list_a, rank_in_b), (b_name, list_b, rank_in_a)):
+        docs = list(frame["doc_id"]) + [None] * (depth - len(frame))
+        labels = list(frame["label"]) + [None] * (depth - len(frame))
+        out[f"{name}: doc_id"] = docs
+        if "title" in frame:
+            out[f"{name}: title"] = list(frame["title"]) + [None] * (depth - len(frame))
+        out[f"{name}: label"] = labels
+        out[f"{name}: rank in other"] = pd.array([other.get(d) if d is not None else None for d in docs], dtype="Int64")
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Two systems, query by query.
+
+
+def per_query_difference(per_query: pd.DataFrame, system_a: str, system_b: str) -> pd.DataFrame:
+    """Per-query values of two systems and ``diff = B - A``, sorted by diff (worst for B first).
+
+    Parameters
+    ----------
+    per_query : pandas.DataFrame
+        Index query id, one column per system (``Comparison.per_query[metric]``, or any
+        query x system table).
+    system_a, system_b : str
+        Column names; A is the baseline.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``query_id``, ``A``, ``B`` (named after the systems), ``diff``, ``outcome``
+        ("B better", "tie", "B worse", "undefined" when either value is NaN). Rows sorted by
+        diff ascending (NaN last), ties by query id.
+    """
+    for name in (system_a, system_b):
+        if name not in per_query.columns:
+            raise EvalSuiteError(f"no per-query values for system {name!r}", field="system", value=name)
+    a = per_query[system_a].to_numpy(dtype=np.float64)
+    b = per_query[system_b].to_numpy(dtype=np.float64)
+    diff = b - a
+    outcome = np.where(np.isnan(diff), "undefined", np.where(diff > 0, "B better", np.where(diff < 0, "B worse", "tie")))
+    frame = pd.DataFrame({"query_id": per_query.index.astype(str), "a": a, "b": b, "diff": diff, "outcome": outcome})
+    frame = frame.sort_values(["diff", "query_id"], kind="stable", na_position="last").reset_index(drop=True)
+    return frame.rename(columns={"a": system_a, "b": system_b}) if system_a != system_b else frame
+
+
+# ----------------------------------------------------------------------------------------------
+# Distributions: pre-binned so a million values stay a few hundred points.
+
+
+def _finite(values) -> np.ndarray:
+    array = np.asarray(values, dtype=np.float64)
+    return array[np.isfinite(array)]
+
+
+def binned_histogram(frame: pd.DataFrame, value: str, group: str | None = None, bins: int = 60,
+                     log: bool = False) -> pd.DataFrame:
+    """Histogram counts per group on shared bin edges, computed with :func:`numpy.histogram`.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Rows with a numeric ``value`` column (NaN and infinities are skipped).
+    value : str
+        Column to bin (e.g. ``latency_ms``).
+    group : str, optional
+        Column whose distinct values get one histogram each (e.g. ``system``).
+    bins : int
+        Number of bins over the overall [min, max] of the finite values.
+    log : bool
+        Use log-spaced edges (positive values only; others are skipped), for heavy tails.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``group`` (when given), ``left``, ``right``, ``center``, ``count``, ``share``
+        (count / the group's number of finite values): ``bins`` rows per group.
+    """
+    if bins < 1:
+        raise EvalSuiteError("bins must be a positive integer", field="bins", value=bins)
+    values = frame[value].to_numpy(dtype=np.float64, na_value=np.nan)
+    keep = np.isfinite(values) & ((values > 0) if log else True)
+    if not keep.any():
+        return pd.DataFrame(columns=([group] if group else []) + ["left", "right", "center", "count", "share"])
+    lo, hi = float(values[keep].min()), float(values[keep].max())
+    if hi == lo:
+        hi = lo + (abs(lo) or 1.0) * 1e-9 + 1e-12
+    edges = np.geomspace(lo, hi, bins + 1) if log else np.linspace(lo, hi, bins + 1)
+    groups = [(None, values[keep])] if group is None else [
+        (name, part[np.isfinite(part) & ((part > 0) if log else True)])
+        for name, part in ((name, sub[value].to_numpy(dtype=np.float64, na_value=np.nan))
+                           for name, sub in frame.groupby(group, sort=True, observed=True))]
+    parts = []
+    for name, part in groups:
+        counts, _ = np.histogram(part, bins=edges)
+        piece = pd.DataFrame({
+            "left": edges[:-1], "right": edges[1:],
+            "center": np.sqrt(edges[:-1] * edges[1:]) if log else (edges[:-1] + edges[1:]) / 2,
+            "count": counts.astype(np.int64),
+            "share": counts / part.size if part.size else np.zeros(bins),
+        })
+        if group is not None:
+            piece.insert(0, group, name)
+        parts.append(piece)
+    return pd.concat(parts, ignore_index=True)
+
+
+def ecdf_points(frame: pd.DataFrame, value: str, group: str | None = None, max_points: int = 400) -> pd.DataFrame:
+    """Points on the empirical CDF of ``value`` per group, at most ``max_points`` per group.
+
+    The points lie exactly on the ECDF: the sorted values at evenly spaced ranks (always the
+    smallest and the largest), each with ``p`` = share of values <= it (ties counted in
+    full). Up to ``max_points`` values, every value is a point.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``group`` (when given), ``value``, ``p`` (share of values <= value).
+    """
+    if max_points < 2:
+        raise EvalSuiteError("max_points must be at least 2", field="max_points", value=max_points)
+    groups = [(None, frame[value])] if group is None else list(frame.groupby(group, sort=True, observed=True)[value])
+    parts = []
+    for name, series in groups:
+        data = np.sort(_finite(series.to_numpy(dtype=np.float64, na_value=np.nan)))
+        n = data.size
+        if n == 0:
+            continue
+        idx = np.unique(np.linspace(0, n - 1, min(n, max_points)).round().astype(np.int64))
+        x = data[idx]
+        # With ties, the ECDF at x counts every copy of x: share of values <= x.
+        piece = pd.DataFrame({"value": x, "p": np.searchsorted(data, x, side="right") / n})
+        if group is not None:
+            piece.insert(0, group, name)
+        parts.append(piece)
+    if not parts:
+        return pd.DataFrame(columns=([group] if group else []) + ["value", "p"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def sample_rows(frame: pd.DataFrame, max_rows: int = 5000, seed: int = 0) -> tuple[pd.DataFrame, bool]:
+    """At most ``max_rows`` rows of ``frame`` (a seeded uniform sample, kept in frame order).
+
+    Returns the rows and whether they are a sample, so a chart can say so.
+    """
+    if len(frame) <= max_rows:
+        return frame, False
+    rng = np.random.default_rng(seed)
+    keep = np.sort(rng.choice(len(frame), size=max_rows, replace=False))
+    return frame.iloc[keep], True
+
+
+# ----------------------------------------------------------------------------------------------
+# Per-request records.
+
+
+def failed_requests(frame: pd.DataFrame, system: str | None = None, stage: str | None = None,
+                    columns: Sequence[str] = ("system", "query_id", "failure_stage", "error")) -> pd.DataFrame:
+    """The failed requests (a non-null ``failure_stage``) of a records frame, optionally one
+    system's and one stage's, with the columns that explain them (those present)."""
+    if "failure_stage" not in frame:
+        return pd.DataFrame(columns=[c for c in columns if c in frame.columns])
+    mask = frame["failure_stage"].notna().to_numpy().copy()
+    if system is not None and "system" in frame:
+        mask &= (frame["system"] == system).to_numpy(dtype=bool, na_value=False)
+    if stage is not None:
+        mask &= (frame["failure_stage"] == stage).to_numpy(dtype=bool, na_value=False)
+    return frame.loc[mask, [c for c in columns if c in frame.columns]].reset_index(drop=True)
+
+
+def quality_vs_latency(per_query: pd.DataFrame, metric: str, latency: str = "latency_ms") -> pd.DataFrame:
+    """Rows of a records report's per-query table where both ``metric`` and ``latency`` are
+    defined: columns ``system``, ``query_id``, ``metric``, ``latency``."""
+    for col in (metric, latency):
+        if col not in per_query:
+            raise EvalSuiteError(f"no {col!r} column in the per-request table", field=col)
+    both = per_query[metric].notna().to_numpy() & per_query[latency].notna().to_numpy()
+    return per_query.loc[both, ["system", "query_id", metric, latency]].reset_index(drop=True)
+
+
+def rag_quality_table(report, metrics: Sequence[str] | None = None) -> pd.DataFrame:
+    """Long table of a records report's quality metrics: one row per system and metric.
+
+    Parameters
+    ----------
+    report : RecordsReport
+        From :func:`evalsuite.evaluate_records`.
+    metrics : sequence of str, optional
+        Which metrics (default ``report.metrics`` then ``success``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``system``, ``metric``, ``mean``, ``coverage``, ``n_defined``, ``n``,
+        ``ci_low``, ``ci_high``. The ``success`` rows come from ``report.task_success`` (the
+        success rate with its Wilson interval); other metrics have no interval (NaN).
+    """
+    names = list(metrics) if metrics is not None else list(report.metrics) + ["success"]
+    rows = []
+    for system, scores in report.scores.items():
+        for metric in names:
+            if metric == "success" and system in report.task_success:
+                score = report.task_success[system]
+                ci = (float(score.params["ci_low"]), float(score.params["ci_high"]))
+            elif metric in scores:
+                score, ci = scores[metric], (np.nan, np.nan)
+            else:
+                continue
+            rows.append({"system": system, "metric": metric, "mean": float(score),
+                         "coverage": float(score.params.get("coverage", np.nan)),
+                         "n_defined": int(score.params.get("n_defined", 0)), "n": int(score.params.get("n", 0)),
+                         "ci_low": ci[0], "ci_high": ci[1]})
+    return pd.DataFrame(rows, columns=["system", "metric", "mean", "coverage", "n_defined", "n", "ci_low", "ci_high"])

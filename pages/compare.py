@@ -1,0 +1,229 @@
+"""Compare page: two systems side by side: the comparison report per metric, per-query
+differences, A against B, the two ranked lists of one query, failure mix and latency."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import loaders, store, ui
+from dashboard.constants import BASE_METRICS, CORRECTIONS, CUTOFFS, RANKED_LIST_DEPTH, TESTS
+from evalsuite import figures, views
+
+SOURCES = ("ranking runs", "per-request records")
+RUN_METRICS = tuple(f"{b}@{k}" for b in BASE_METRICS for k in CUTOFFS)
+DEFAULT_RUN_METRICS = ("ndcg@10", "map@100", "mrr@10", "recall@100")
+LIST_COLUMNS = ("rank", "doc_id", "label", "title", "score")
+
+
+def _pick_pair(systems: list[str]) -> tuple[str, str] | None:
+    if len(systems) < 2:
+        ui.no_data(f"Comparing needs two systems; this session has {len(systems)}.")
+        return None
+    left, right = st.columns(2)
+    a = ui.pick("System A (baseline)", systems, key="compare_a", container=left)
+    b = ui.pick("System B", systems, index=1, key="compare_b", container=right)
+    if a == b:
+        st.warning("Pick two different systems.")
+        return None
+    return a, b
+
+
+def _options() -> tuple[str, str, float]:
+    with st.expander("Statistics: test and correction"):
+        a, b, c = st.columns(3)
+        test = ui.pick("Paired test", TESTS, key="compare_test", container=a)
+        correction = ui.pick("Multiple-comparison correction", CORRECTIONS, key="compare_correction", container=b)
+        alpha = c.select_slider("alpha", (0.01, 0.05, 0.1), value=0.05, key="compare_alpha", bind="query-params")
+    return test, correction, float(alpha)
+
+
+def _report_table(report, names: tuple[str, str]) -> None:
+    st.subheader(f"{ui.plain(names[1])} against {ui.plain(names[0])}")
+    table = report.table
+    shown = ["metric", "mean_baseline", "mean_system", "diff", "ci_low", "ci_high", "p_value", "p_adjusted",
+             "significant", "effect_size", "wins", "ties", "losses", "n_queries", "n_dropped_nan"]
+    st.dataframe(table, hide_index=True, width="stretch", column_order=[c for c in shown if c in table], column_config={
+        "mean_baseline": st.column_config.NumberColumn(f"A: {names[0]}", format="%.4f"),
+        "mean_system": st.column_config.NumberColumn(f"B: {names[1]}", format="%.4f"),
+        **{c: st.column_config.NumberColumn(c, format="%.4f")
+           for c in ("diff", "ci_low", "ci_high", "effect_size")},
+        **{c: st.column_config.NumberColumn(c, format="%.2g") for c in ("p_value", "p_adjusted")}})
+    st.caption(" ".join(str(d) for d in report.describe()))
+    left, right = st.columns(2)
+    with left:
+        ui.download_csv(table, f"compare_{names[0]}_{names[1]}.csv", key="compare_csv")
+    with right:
+        st.download_button("Download LaTeX", data=report.to_latex().encode("utf-8"),
+                           file_name=f"compare_{names[0]}_{names[1]}.tex", mime="text/x-tex", key="compare_latex",
+                           icon=":material/download:", on_click="ignore")
+    for warning in report.warnings:
+        st.text(warning)
+
+
+def _differences(report, names: tuple[str, str]) -> list[str]:
+    """Per-query difference chart and A-vs-B scatter; returns the query ids shown."""
+    metric = ui.pick("Per-query metric", report.metrics, key="compare_metric")
+    regressions = st.toggle(f"Regressions only (queries where {ui.plain(names[1])} is worse)", key="compare_regressions",
+                            bind="query-params")
+    diff = views.per_query_difference(report.per_query[metric], *names)
+    if regressions:
+        diff = diff[diff["diff"] < 0].reset_index(drop=True)
+    if diff.empty:
+        st.info("No query to show." if not regressions else f"{ui.plain(names[1])} is worse on no query.")
+        return []
+    left, right = st.columns(2)
+    left.plotly_chart(figures.difference_bars(diff, metric, names), key="compare_diff", width="stretch")
+    right.plotly_chart(figures.system_scatter(diff, metric, names), key="compare_scatter", width="stretch")
+    counts = diff["outcome"].value_counts()
+    st.caption(f"{counts.get('B better', 0)} queries better, {counts.get('tie', 0)} tied, "
+               f"{counts.get('B worse', 0)} worse for {ui.plain(names[1])} ({ui.plain(metric)}).")
+    st.dataframe(diff, hide_index=True, width="stretch", height=260,
+                 column_config={c: st.column_config.NumberColumn(c, format="%.4f") for c in (*names, "diff")})
+    ui.download_csv(diff, f"per_query_diff_{metric}.csv", key="compare_diff_csv")
+    return diff["query_id"].tolist()
+
+
+def _ranked_lists(runs: dict, qrels, names: tuple[str, str], queries: list[str]) -> None:
+    st.subheader("Ranked lists of one query")
+    query = ui.pick("Query", queries, key="compare_query")
+    if query is None:
+        return
+    titles = loaders.cranfield_titles() if any(f.sample for f in store.qrels_files()) else None
+    lists = [views.ranked_list_with_labels(runs[n], qrels, query, k=RANKED_LIST_DEPTH, rel_level=ui.rel_level(),
+                                           titles=titles) for n in names]
+    columns = st.columns(2)
+    for column, name, ranked in zip(columns, names, lists):
+        with column:
+            st.text(f"{name}: top {len(ranked)} of query {query}")
+            st.dataframe(ranked, hide_index=True, width="stretch", height=420, column_order=LIST_COLUMNS,
+                         column_config={"score": st.column_config.NumberColumn("score", format="%.3f")})
+    both = views.side_by_side_lists(lists[0], lists[1], names)
+    ui.download_csv(both, f"ranked_lists_{query}.csv", key="compare_lists_csv")
+
+
+def _operations(names: tuple[str, str]) -> None:
+    """Failure-stage mix and latency percentiles of both systems, when records have them."""
+    try:
+        _, report = ui.records_report()
+    except Exception as exc:
+        ui.show_error(exc)
+        return
+    if report is None or not any(n in report.systems for n in names):
+        st.caption("No per-request records for these systems: no failure mix or latency to compare.")
+        return
+    st.subheader("Failures and latency")
+    failures = report.failure_table[report.failure_table["system"].isin(names)]
+    latency = report.latency_table[report.latency_table["system"].isin(names)]
+    left, right = st.columns(2)
+    with left:
+        if failures.empty:
+            st.caption("No failure stages recorded for these systems.")
+        else:
+            mix = failures.pivot(index="stage", columns="system", values="count").reindex(columns=list(names))
+            st.dataframe(mix, width="stretch")
+            ui.download_csv(mix, "compare_failures.csv", key="compare_failures_csv", index=True)
+    with right:
+        if latency.empty:
+            st.caption("No latency recorded for these systems.")
+        else:
+            st.dataframe(latency, hide_index=True, width="stretch",
+                         column_config={c: st.column_config.NumberColumn(c, format="%.1f")
+                                        for c in ("mean", "p50", "p90", "p95", "p99")})
+            ui.download_csv(latency, "compare_latency.csv", key="compare_latency_csv")
+
+
+def _runs_view() -> None:
+    qrels_file, qrels, runs = ui.qrels_and_runs()
+    if qrels is None:
+        ui.no_data("No qrels loaded.")
+        return
+    pair = _pick_pair(list(runs))
+    if pair is None:
+        return
+    metrics = st.multiselect("Metrics", RUN_METRICS, default=list(DEFAULT_RUN_METRICS), key="compare_metrics",
+                             bind="query-params")
+    test, correction, alpha = _options()
+    if not metrics:
+        st.info("Choose at least one metric.")
+        return
+    try:
+        with st.spinner(f"Comparing {pair[1]} with {pair[0]} ({test} test)"):
+            report = loaders.compare_runs(qrels_file.digest, tuple((n, runs[n][0].digest) for n in pair),
+                                          tuple(metrics), test, correction, alpha, float(ui.rel_level()), qrels,
+                                          {n: runs[n][1] for n in pair})
+    except Exception as exc:
+        ui.show_error(exc)
+        return
+    _report_table(report, pair)
+    queries = _differences(report, pair)
+    _ranked_lists({n: runs[n][1] for n in pair}, qrels, pair, queries)
+    _operations(pair)
+
+
+def _records_view() -> None:
+    try:
+        records, report = ui.records_report()
+    except Exception as exc:
+        ui.show_error(exc)
+        return
+    if report is None:
+        ui.no_data("No per-request records loaded.")
+        return
+    pair = _pick_pair(report.systems)
+    if pair is None:
+        return
+    per_system = {n: report.per_query[report.per_query["system"] == n].set_index("query_id") for n in pair}
+    available = [m for m in ui.record_metrics(report) if all(per_system[n][m].notna().any() for n in pair)]
+    if not available:
+        st.warning(f"{ui.plain(pair[0])} and {ui.plain(pair[1])} share no quality metric with values (their records have different fields).")
+        return
+    metrics = st.multiselect("Metrics", available, default=available[:4], key="compare_record_metrics",
+                             bind="query-params")
+    test, correction, alpha = _options()
+    if not metrics:
+        st.info("Choose at least one metric.")
+        return
+    digests = tuple(f.digest for f in store.record_files())
+    try:
+        with st.spinner(f"Comparing {pair[1]} with {pair[0]} ({test} test)"):
+            comparison = loaders.compare_records(digests, pair, tuple(metrics), test, correction, alpha, 10,
+                                                 {n: per_system[n][metrics] for n in pair})
+    except Exception as exc:
+        ui.show_error(exc)
+        return
+    _report_table(comparison, pair)
+    queries = _differences(comparison, pair)
+    if queries:
+        st.subheader("One request, both systems")
+        query = ui.pick("Request (query id)", queries, key="compare_query")
+        frame = records.frame
+        columns = st.columns(2)
+        for column, name in zip(columns, pair):
+            row = frame[(frame["system"] == name) & (frame["query_id"].astype(str) == query)]
+            with column:
+                st.text(f"{name}, request {query}")
+                if row.empty:
+                    st.caption("No record.")
+                    continue
+                for field in ("question", "answer", "error"):
+                    value = row.iloc[0].get(field) if field in row else None
+                    if isinstance(value, str) and value:
+                        st.text(f"{field}:")
+                        st.code(value, language=None, wrap_lines=True)
+    _operations(pair)
+
+
+def render() -> None:
+    st.title("Compare")
+    source = st.radio("Source", SOURCES, horizontal=True, key="compare_source", bind="query-params",
+                      label_visibility="collapsed")
+    if source == SOURCES[0]:
+        _runs_view()
+    else:
+        _records_view()
+
+
+if __name__ == "__main__":
+    from dashboard.shell import page_entry
+
+    page_entry(render)

@@ -1,0 +1,150 @@
+"""Data page: upload runs, qrels and per-request records; name systems; see what was read."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import loaders, store, ui
+from dashboard.constants import KEY_NOTICES
+from evalsuite import views
+
+_UPLOADERS = (
+    ("run", "Runs", "TREC (query Q0 doc rank score tag), CSV, TSV, JSON, JSONL or Parquet; gzip too. Several at once."),
+    ("qrels", "Qrels", "TREC (query iteration doc grade), CSV, TSV, JSON, JSONL or Parquet."),
+    ("records", "Per-request records",
+     "JSONL, CSV or Parquet, one row per request (RAGAS, DeepEval and RAGChecker column names are mapped)."),
+)
+
+
+def _uploaders() -> None:
+    st.subheader("Upload")
+    generation = st.session_state.setdefault("data_uploader_generation", 0)
+    columns = st.columns(3)
+    for column, (kind, label, help_text) in zip(columns, _UPLOADERS):
+        with column:
+            uploaded = st.file_uploader(label, accept_multiple_files=True, key=f"data_upload_{kind}_{generation}",
+                                        help=help_text)
+            for item in uploaded or []:
+                store.queue(kind, item.name, item.getvalue())
+    if st.session_state.get("data_pending"):
+        # Empty the uploaders (new keys) so a file is read once; the store keeps the bytes.
+        st.session_state["data_uploader_generation"] = generation + 1
+        store.process_pending()
+        st.rerun()
+
+
+def _messages() -> None:
+    notices = st.session_state.get(KEY_NOTICES) or []
+    for text in notices:
+        st.success(ui.plain(text), icon=":material/check_circle:")
+    st.session_state[KEY_NOTICES] = []
+    problems = store.problems()
+    if problems:
+        with st.container(border=True):
+            st.markdown("**Files that could not be read** (nothing else was changed)")
+            for name, message in problems:
+                st.error(ui.plain(message), icon=":material/error:")
+            if st.button("Dismiss these messages", key="data_dismiss"):
+                problems.clear()
+                st.rerun()
+
+
+def _runs_table() -> None:
+    runs = store.of_kind("run")
+    st.subheader(f"Runs ({len(runs)})")
+    if not runs:
+        st.caption("No run loaded.")
+        return
+    rows = []
+    for f in runs:
+        run = loaders.read_run(f.digest, f.name, f.data)
+        rows.append({"system": f.system, "file": f.name, **views.describe_run(run, f.format),
+                     "sample": f.sample, "sha256": f.digest[:12]})
+    table = pd.DataFrame(rows)
+    st.dataframe(table, hide_index=True, width="stretch")
+    ui.download_csv(table, "runs.csv", key="data_runs_csv")
+    with st.expander("Name systems / remove runs"):
+        for f in runs:
+            left, right = st.columns([4, 1], vertical_alignment="bottom")
+            with left:
+                new = st.text_input(f"System name of {ui.plain(f.name)}", value=f.system, key=f"data_name_{f.digest[:16]}")
+                if new != f.system:
+                    problem = store.rename_run(f.key, new)
+                    if problem:
+                        st.warning(ui.plain(problem))
+                    else:
+                        st.rerun()
+            with right:
+                if st.button("Remove", key=f"data_remove_{f.key}"):
+                    store.remove(f.key)
+                    st.rerun()
+
+
+def _qrels_table() -> None:
+    files = store.qrels_files()
+    st.subheader(f"Qrels ({len(files)})")
+    if not files:
+        st.caption("No qrels loaded: the ranking pages need them.")
+        return
+    active = store.active_qrels()
+    rows = []
+    for f in files:
+        qrels = loaders.read_qrels(f.digest, f.name, f.data)
+        rows.append({"file": f.name, "active": f is active, **views.describe_qrels(qrels, f.format, ui.rel_level()),
+                     "sample": f.sample, "sha256": f.digest[:12]})
+    table = pd.DataFrame(rows)
+    st.dataframe(table, hide_index=True, width="stretch")
+    ui.download_csv(table, "qrels.csv", key="data_qrels_csv")
+    if len(files) > 1:
+        st.caption("Choose the active qrels in the sidebar.")
+    for f in files:
+        if st.button(f"Remove {ui.plain(f.name)}", key=f"data_remove_{f.key}"):
+            store.remove(f.key)
+            st.rerun()
+
+
+def _records_table() -> None:
+    files = store.record_files()
+    st.subheader(f"Per-request records ({len(files)})")
+    if not files:
+        st.caption("No records loaded: the RAG quality, Latency and Failures pages need them.")
+        return
+    rows = []
+    for f in files:
+        records = loaders.read_records(f.digest, f.name, f.data)
+        rows.append({"file": f.name, **views.describe_records(records, f.format), "sample": f.sample,
+                     "sha256": f.digest[:12]})
+    table = pd.DataFrame(rows)
+    st.dataframe(table, hide_index=True, width="stretch")
+    ui.download_csv(table, "records.csv", key="data_records_csv")
+    for f in files:
+        if st.button(f"Remove {ui.plain(f.name)}", key=f"data_remove_{f.key}"):
+            store.remove(f.key)
+            st.rerun()
+
+
+def render() -> None:
+    st.title("Data")
+    st.caption("Files stay in this browser session only. Each file is read once and cached by the SHA-256 of its bytes.")
+    _uploaders()
+    _messages()
+    left, middle, right = st.columns(3)
+    if left.button("Clear sample data", key="data_clear_samples", icon=":material/delete_sweep:"):
+        store.clear(sample_only=True)
+        st.rerun()
+    if middle.button("Clear all data", key="data_clear_all", icon=":material/delete_forever:"):
+        store.clear(sample_only=False)
+        st.rerun()
+    if right.button("Load sample data", key="data_load_samples", icon=":material/dataset:"):
+        store.load_samples()
+        st.rerun()
+    _runs_table()
+    _qrels_table()
+    _records_table()
+
+
+if __name__ == "__main__":
+    from dashboard.shell import page_entry
+
+    page_entry(render)

@@ -1,0 +1,90 @@
+"""Failures page: failure-stage pie per system with count and share per stage; clicking a stage
+lists those requests with their error text.
+
+Plotly pie slices send no selection event to Streamlit (a plotly pie has no selection state; tried
+with Streamlit 1.67: the event is always empty), so the clickable target is a bar chart of the same
+counts beside the pie; the stage picker below does the same from the keyboard."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import ui
+from evalsuite import figures, views
+
+
+def _clicked_stage(event) -> str | None:
+    """The stage of the clicked pie slice (plotly selection event), or None."""
+    try:
+        points = event["selection"]["points"]
+    except (KeyError, TypeError):
+        return None
+    shown = st.session_state.get("failures_bar_stages") or []
+    for point in points or []:
+        if not isinstance(point, dict):
+            continue
+        if point.get("label"):
+            return str(point["label"])
+        index = point.get("point_index", point.get("point_number"))
+        if isinstance(index, int) and 0 <= index < len(shown):
+            return shown[index]
+    return None
+
+
+def _on_stage_click() -> None:
+    # Runs before the page on the rerun a click causes: point the URL-bound stage picker at it.
+    stage = _clicked_stage(st.session_state.get("failures_bars"))
+    if stage:
+        st.session_state["failures_stage"] = stage
+
+
+def render() -> None:
+    st.title("Failures")
+    try:
+        records, report = ui.records_report()
+    except Exception as exc:
+        ui.show_error(exc)
+        return
+    if report is None:
+        ui.no_data("No per-request records loaded.")
+        return
+    table = report.failure_table
+    if table.empty or "failure_stage" not in records.fields and "success" not in records.fields:
+        st.warning("These records have no failure_stage or success field, so failures cannot be attributed.")
+        return
+    summary = [{"system": s, "requests": int(score.params.get("n", 0)),
+                "failed": int(sum(v["count"] for v in score.params.get("stages", {}).values())),
+                "failure share": float(score)} for s, score in report.failures.items()]
+    systems = [row["system"] for row in summary]
+    system = ui.pick("System", systems, key="failures_system")
+    st.subheader("Failures per system")
+    st.dataframe(summary, hide_index=True, width="stretch",
+                 column_config={"failure share": st.column_config.NumberColumn("failure share", format="%.3f")})
+    ui.download_csv(pd.DataFrame(summary), "failures_per_system.csv", key="failures_summary_csv")
+    stages = table[table["system"] == system][["stage", "count", "share"]].reset_index(drop=True)
+    if stages["count"].sum() == 0:
+        st.info(f"{ui.plain(system)} has no failed request.")
+    else:
+        left, right = st.columns(2)
+        left.plotly_chart(figures.failure_pie(stages, f"Failed requests of {system} by stage"), key="failures_pie",
+                          width="stretch")
+        # Bars listed bottom-up in the figure: point i of the selection is the i-th of this list.
+        st.session_state["failures_bar_stages"] = stages.loc[stages["count"] > 0, "stage"].tolist()[::-1]
+        right.plotly_chart(figures.failure_bars(stages, "Click a stage to list its requests"), key="failures_bars",
+                           on_select=_on_stage_click, selection_mode="points", width="stretch")
+    st.dataframe(stages, hide_index=True, width="stretch",
+                 column_config={"share": st.column_config.NumberColumn("share of failed", format="%.3f")})
+    ui.download_csv(table, "failure_stages.csv", key="failures_csv")
+    stage_options = ["all stages"] + [s for s, n in zip(stages["stage"], stages["count"]) if n > 0]
+    stage = ui.pick("Requests of stage (or click a bar above)", stage_options, key="failures_stage")
+    failed = views.failed_requests(records.frame, system, None if stage == "all stages" else stage)
+    st.subheader(f"Failed requests: {len(failed)}")
+    st.dataframe(failed, hide_index=True, width="stretch")
+    ui.download_csv(failed, f"failed_{system}.csv", key="failures_requests_csv")
+
+
+if __name__ == "__main__":
+    from dashboard.shell import page_entry
+
+    page_entry(render)

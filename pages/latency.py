@@ -1,0 +1,83 @@
+"""Latency page: distributions per system and stage (histogram and ECDF, pre-binned with numpy),
+the percentile table, and quality against latency per request where both exist."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import ui
+from dashboard.constants import ECDF_POINTS, HISTOGRAM_BINS, SCATTER_POINTS
+from evalsuite import figures, views
+
+
+def _column(stage: str) -> str:
+    return "latency_ms" if stage == "end_to_end" else f"latency_{stage}_ms"
+
+
+def render() -> None:
+    st.title("Latency")
+    try:
+        records, report = ui.records_report()
+    except Exception as exc:
+        ui.show_error(exc)
+        return
+    if report is None:
+        ui.no_data("No per-request records loaded.")
+        return
+    latency = report.latency_table[report.latency_table["n"] > 0].reset_index(drop=True)
+    if latency.empty:
+        st.warning("These records have no latency field (latency_ms or latency_<stage>_ms), so there is nothing to "
+                   "show here.")
+        return
+    st.subheader("Percentiles")
+    st.caption("Linear interpolation between order statistics (numpy's default); unit as in the records.")
+    st.dataframe(latency, hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(c, format="%.1f")
+                                for c in ("mean", "p50", "p90", "p95", "p99")})
+    ui.download_csv(latency, "latency_percentiles.csv", key="latency_csv")
+
+    stages = latency["stage"].drop_duplicates().tolist()
+    with_latency = latency["system"].drop_duplicates().tolist()
+    a, b, c = st.columns([2, 3, 1], vertical_alignment="bottom")
+    stage = ui.pick("Stage", stages, key="latency_stage", container=a)
+    default = with_latency[: min(6, len(with_latency))]
+    systems = b.multiselect("Systems", with_latency, default=default, key="latency_systems", bind="query-params")
+    log = c.toggle("Log scale", key="latency_log", bind="query-params")
+    column = _column(stage)
+    frame = report.per_query[report.per_query["system"].isin(systems)][["system", column]]
+    if frame[column].notna().sum() == 0:
+        st.info("No latency values for this stage and these systems.")
+    else:
+        left, right = st.columns(2)
+        binned = views.binned_histogram(frame, column, group="system", bins=HISTOGRAM_BINS, log=log)
+        points = views.ecdf_points(frame, column, group="system", max_points=ECDF_POINTS)
+        left.plotly_chart(figures.latency_histogram(binned, log=log), key="latency_hist", width="stretch")
+        right.plotly_chart(figures.latency_ecdf(points, log=log), key="latency_ecdf", width="stretch")
+        st.caption(f"{int(frame[column].notna().sum()):,} requests, drawn from {len(binned):,} bins and "
+                   f"{len(points):,} ECDF points.")
+
+    st.subheader("Quality against latency")
+    candidates = ui.record_metrics(report)
+    has_latency = report.per_query[column].notna()
+    metrics = [m for m in candidates if (report.per_query[m].notna() & has_latency).any()]
+    if not metrics:
+        st.info(f"No request has a quality value next to its {ui.plain(column)}: the records with latencies carry no "
+                "judgements or success, or the other way round.")
+        return
+    metric = ui.pick("Quality metric", metrics, key="latency_metric")
+    both = views.quality_vs_latency(report.per_query, metric, column)
+    both = both[both["system"].isin(systems)]
+    if both.empty:
+        st.info(f"No request of these systems has both {ui.plain(metric)} and {ui.plain(column)}: the records that have one lack the other.")
+        return
+    shown, sampled = views.sample_rows(both, SCATTER_POINTS)
+    st.plotly_chart(figures.quality_latency_scatter(shown, metric, column), key="latency_scatter", width="stretch")
+    if sampled:
+        st.caption(f"A seeded sample of {len(shown):,} of {len(both):,} requests.")
+    ui.download_csv(both, "quality_latency.csv", key="latency_quality_csv")
+
+
+if __name__ == "__main__":
+    from dashboard.shell import page_entry
+
+    page_entry(render)

@@ -1,0 +1,83 @@
+"""Overview page: headline metrics per system at chosen cutoffs, coverage, queries dropped or
+scored 0 and why, and judged@k (holes in the qrels)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import store, ui
+from dashboard.constants import BASE_METRICS, CUTOFFS, DEFAULT_BASE_METRICS, DEFAULT_CUTOFFS
+from evalsuite import figures, views
+
+
+def metric_names(bases, cutoffs) -> list[str]:
+    """ranx-style names, e.g. ndcg@10, for every chosen metric and cutoff."""
+    return [f"{b}@{k}" for b in bases for k in sorted(cutoffs)]
+
+
+def render() -> None:
+    st.title("Overview")
+    left, right = st.columns(2)
+    bases = left.multiselect("Metrics", BASE_METRICS, default=list(DEFAULT_BASE_METRICS), key="overview_metrics",
+                             bind="query-params")
+    cutoffs = right.multiselect("Cutoffs k", CUTOFFS, default=list(DEFAULT_CUTOFFS), key="overview_k",
+                                bind="query-params")
+    if not store.runs():
+        ui.no_data("No run loaded.")
+        return
+    qrels_file = store.active_qrels()
+    if qrels_file is None:
+        ui.no_data("No qrels loaded: upload the judgements for your runs.")
+        return
+    if not bases or not cutoffs:
+        st.info("Choose at least one metric and one cutoff.")
+        return
+    metrics = metric_names(bases, cutoffs)
+    judged = [f"judged@{k}" for k in sorted(cutoffs)]
+    with st.spinner(f"Evaluating {len(store.runs())} run(s) against {qrels_file.name}"):
+        reports, failures = ui.run_reports(metrics + judged)
+    for reason in failures.values():
+        st.error(ui.plain(reason), icon=":material/error:")
+    if not reports:
+        st.warning("No run could be evaluated against these qrels.")
+        return
+
+    st.caption(f"Qrels: {ui.plain(qrels_file.name)}. Relevant from grade {ui.rel_level()}. Means over the qrels queries "
+               "(trec_eval -c): a qrels query missing from a run scores 0; run queries without qrels are dropped.")
+    table = views.overview_table(reports, metrics)
+    st.subheader("Headline metrics")
+    st.dataframe(table[metrics], width="stretch",
+                 column_config={m: st.column_config.NumberColumn(m, format="%.4f") for m in metrics})
+    st.plotly_chart(figures.metric_bars(table, metrics), key="overview_bars", width="stretch")
+    st.subheader("Coverage: what the means are over")
+    coverage = table.drop(columns=metrics)
+    st.dataframe(coverage, width="stretch", column_config={
+        "coverage": st.column_config.ProgressColumn("coverage", format="percent", min_value=0.0, max_value=1.0)})
+    ui.download_csv(table, "overview.csv", key="overview_csv", index=True)
+
+    st.subheader("judged@k: share of the top k docs that have a judgement")
+    judged_table = views.judged_table(reports, sorted(cutoffs))
+    st.dataframe(judged_table, width="stretch",
+                 column_config={j: st.column_config.NumberColumn(j, format="%.3f") for j in judged})
+    ui.download_csv(judged_table, "judged.csv", key="overview_judged_csv", index=True)
+    low = [s for s, row in judged_table.iterrows() if row[judged[0]] < 0.9]
+    if low:
+        st.warning(f"{len(low)} system(s) have less than 90% of their top {min(cutoffs)} judged: unjudged docs count "
+                   "as not relevant, so their scores are lower bounds.", icon=":material/warning:")
+
+    st.subheader("Queries dropped or scored 0")
+    system = ui.pick("System", list(reports), key="overview_system")
+    accounting = views.query_accounting(reports[system])
+    if accounting.empty:
+        st.caption("Every run query was evaluated and every evaluated query has a relevant judged doc.")
+    else:
+        st.dataframe(accounting, hide_index=True, width="stretch")
+        ui.download_csv(accounting, f"queries_{system}.csv", key="overview_accounting_csv")
+    for warning in reports[system].warnings:
+        st.text(warning)
+
+
+if __name__ == "__main__":
+    from dashboard.shell import page_entry
+
+    page_entry(render)

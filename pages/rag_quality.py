@@ -1,0 +1,73 @@
+"""RAG quality page: context precision, recall, relevance, faithfulness, answer correctness,
+citations and task success (with its Wilson interval) per system, each with its coverage."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import ui
+from evalsuite import figures, views
+
+# Display order; metrics a records file allows beyond these (ranking metrics) follow.
+ORDER = ("context_precision", "context_recall", "context_relevance", "faithfulness", "answer_correctness",
+         "citation_recall", "citation_precision", "success")
+
+
+def render() -> None:
+    st.title("RAG quality")
+    try:
+        with st.spinner("Evaluating the per-request records"):
+            records, report = ui.records_report()
+    except Exception as exc:
+        ui.show_error(exc)
+        return
+    if report is None:
+        ui.no_data("No per-request records loaded.")
+        return
+    available = list(report.metrics) + (["success"] if report.task_success and "success" not in report.metrics else [])
+    metrics = [m for m in ORDER if m in available] + [m for m in available if m not in ORDER]
+    if not metrics:
+        st.warning("These records have no field a quality metric needs: judgement lists (answer_claims_supported, "
+                   "context_useful, ...) or success. The Latency and Failures pages may still apply.")
+        return
+    table = views.rag_quality_table(report, metrics)
+    judged = table[(table["metric"] != "success") & (table["coverage"] > 0)]["system"].unique().tolist()
+    default = [s for s in report.systems if s in judged] or report.systems
+    systems = st.multiselect("Systems", report.systems, default=default, key="rag_quality_systems",
+                             bind="query-params", help="By default the systems with a judged quality metric")
+    table = table[table["system"].isin(systems)]
+    st.caption("Each mean is over the requests where the metric is defined; coverage = defined / requests. "
+               "A judgement that is missing is never read as False.")
+    wide = table.pivot(index="system", columns="metric", values="mean").reindex(columns=metrics)
+    coverage = table.pivot(index="system", columns="metric", values="coverage").reindex(columns=metrics)
+    wide = wide.dropna(axis=1, how="all")
+    coverage = coverage[wide.columns].add_suffix(" coverage")
+    summary = wide.join(coverage)
+    st.subheader("Per system")
+    st.dataframe(summary, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in summary.columns})
+    ui.download_csv(summary, "rag_quality.csv", key="rag_quality_csv", index=True)
+
+    if "success" in metrics and report.task_success:
+        st.subheader("Task success with its Wilson interval")
+        success = table[table["metric"] == "success"][["system", "mean", "ci_low", "ci_high", "n_defined"]]
+        success = success.rename(columns={"mean": "success rate", "n_defined": "requests"})
+        st.dataframe(success, hide_index=True, width="stretch",
+                     column_config={c: st.column_config.NumberColumn(c, format="%.3f")
+                                    for c in ("success rate", "ci_low", "ci_high")})
+        ui.download_csv(success, "task_success.csv", key="rag_quality_success_csv")
+
+    metric = ui.pick("Chart", list(wide.columns), key="rag_quality_metric")
+    if metric:
+        st.plotly_chart(figures.rag_metric_bars(table, metric), key="rag_quality_chart", width="stretch")
+    st.subheader("Long table")
+    st.dataframe(table, hide_index=True, width="stretch")
+    ui.download_csv(table, "rag_quality_long.csv", key="rag_quality_long_csv")
+    for warning in report.warnings:
+        st.text(warning)
+
+
+if __name__ == "__main__":
+    from dashboard.shell import page_entry
+
+    page_entry(render)

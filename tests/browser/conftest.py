@@ -1,0 +1,169 @@
+"""Browser tests of the dashboard: a real ``streamlit run app.py`` driven by Playwright + chromium.
+
+Skipped with a reason when Playwright (``pip install playwright``) or Debian's chromium
+(``apt-get install -y chromium``) is missing; ``playwright install`` is never used.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO / "test-output" / "screenshots"
+CHROMIUM = os.environ.get("EVALSUITE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed: pip install playwright")
+if not (Path(CHROMIUM).exists() or shutil.which("chromium")):
+    pytest.skip(f"chromium not found at {CHROMIUM}: apt-get install -y chromium", allow_module_level=True)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Server:
+    """``streamlit run app.py`` on a free loopback port, up once ``/_stcore/health`` answers."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = open(REPO / "test-output" / f"streamlit-{self.port}.log", "wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(self.port),
+             "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
+             "--server.fileWatcherType", "none"],
+            cwd=REPO, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with {self.proc.returncode}; see {self.log.name}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.25)
+        self.stop()
+        raise RuntimeError("streamlit did not answer /_stcore/health within 60 s")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+@pytest.fixture(scope="session")
+def output_dir() -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS
+
+
+@pytest.fixture(scope="session")
+def browser(output_dir):
+    with playwright_api.sync_playwright() as p:
+        instance = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
+
+
+@pytest.fixture(scope="session")
+def server(output_dir):
+    """One server shared by the tests that do not need a cold start."""
+    srv = Server()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def fresh_server(output_dir):
+    """A server started for this test alone (cold: no session has run yet)."""
+    srv = Server()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    tab = context.new_page()
+    yield tab
+    context.close()
+
+
+def wait_idle(tab, timeout: float = 60.0) -> None:
+    """Wait until the script run is over (``data-test-script-state="notRunning"``, as Streamlit's
+    own e2e helpers do), no element is stale and no status widget shows a running script."""
+    tab.wait_for_function(
+        """() => {
+            const app = document.querySelector('[data-testid="stApp"]');
+            return app && app.getAttribute('data-test-script-state') === 'notRunning'
+                && !document.querySelector('[data-testid="stStatusWidgetRunningIcon"]')
+                && !document.querySelector('[data-testid="stElementContainer"][data-stale="true"]');
+        }""",
+        timeout=timeout * 1000,
+    )
+    tab.wait_for_timeout(250)
+
+
+def wait_charts(tab, count: int = 1, timeout: float = 30.0) -> None:
+    """Wait until at least ``count`` plotly charts have drawn their SVG."""
+    tab.wait_for_function(
+        f"() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= {count}", timeout=timeout * 1000)
+    tab.wait_for_timeout(400)
+
+
+def wait_tables(tab, timeout: float = 30.0) -> None:
+    """Wait until every st.dataframe has drawn its grid (its accessible table is in the DOM)."""
+    tab.wait_for_function(
+        """() => Array.from(document.querySelectorAll('[data-testid="stDataFrame"]'))
+                      .every(d => d.querySelector('table'))""",
+        timeout=timeout * 1000,
+    )
+
+
+def table_rows(tab, index: int = 0) -> list[list[str]]:
+    """Cell texts of the ``index``-th st.dataframe on the page (header row first), read from the
+    accessible table the grid keeps next to its canvas (only the rows drawn are there)."""
+    return tab.evaluate(
+        """(i) => {
+            const grid = document.querySelectorAll('[data-testid="stDataFrame"]')[i];
+            return Array.from(grid.querySelectorAll('table tr'))
+                .map(tr => Array.from(tr.querySelectorAll('th,td')).map(c => c.textContent.trim()));
+        }""",
+        index,
+    )
+
+
+def screenshot(tab, name: str) -> Path:
+    """Screenshot the whole page: the viewport is made as tall as the app's content first
+    (Streamlit scrolls inside its own container, so Playwright's full_page alone would cut it)."""
+    size = tab.viewport_size
+    height = tab.evaluate(
+        """() => Math.max(...['stMain', 'stMainBlockContainer', 'stSidebarContent']
+                .map(id => document.querySelector(`[data-testid="${id}"]`))
+                .filter(Boolean).map(el => el.scrollHeight))""")
+    tab.set_viewport_size({"width": size["width"], "height": int(min(max(height + 80, size["height"]), 7000))})
+    tab.wait_for_timeout(600)
+    wait_idle(tab)
+    path = SCREENSHOTS / f"{name}.png"
+    tab.screenshot(path=str(path), full_page=True)
+    tab.set_viewport_size(size)
+    return path

@@ -1,0 +1,291 @@
+"""evalsuite.views and evalsuite.figures: display tables pinned against numpy, pandas, hand-computed
+values and evalsuite's own evaluate()/evaluate_records() (whose numbers are pinned elsewhere)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import evalsuite as es
+from evalsuite import figures, views
+
+QRELS = {"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"x": 1}, "q3": {"z": 0}}
+RUN = {"q1": {"a": 3.0, "d": 2.0, "c": 1.0, "b": 0.5}, "q3": {"z": 1.0}, "q9": {"a": 1.0}}
+
+
+@pytest.fixture
+def report():
+    return es.evaluate(es.Qrels.from_dict(QRELS), es.Run.from_dict(RUN), ["precision@2", "judged@2", "judged@4"])
+
+
+# ----------------------------------------------------------------------------------------------
+# safe_csv
+
+
+def read_back(data: bytes) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+
+
+@pytest.mark.parametrize("cell", ["=1+1", "+1", "-2", "@SUM(A1)", "\tx", "\rx", "=HYPERLINK(\"http://e\")"])
+def test_safe_csv_defuses_formula_cells(cell):
+    rows = read_back(views.safe_csv(pd.DataFrame({"query_id": [cell, "ok"], "value": [0.5, -0.25]})))
+    assert rows[1][0] == "'" + cell
+    assert rows[2] == ["ok", "-0.25"]  # a negative number in a numeric column stays a number
+
+
+def test_safe_csv_defuses_headers_and_index_and_keeps_nan_empty():
+    frame = pd.DataFrame({"=cmd": ["a", None], "x": [1.0, np.nan]}, index=pd.Index(["+i", "j"], name="system"))
+    rows = read_back(views.safe_csv(frame, index=True))
+    assert rows[0] == ["system", "'=cmd", "x"]
+    assert rows[1] == ["'+i", "a", "1.0"]
+    assert rows[2] == ["j", "", ""]
+
+
+def test_safe_csv_leaves_the_input_alone():
+    frame = pd.DataFrame({"a": ["=x"]})
+    views.safe_csv(frame)
+    assert frame.loc[0, "a"] == "=x"
+
+
+# ----------------------------------------------------------------------------------------------
+# Ranking tables
+
+
+def test_overview_table_counts_by_hand(report):
+    table = views.overview_table({"sys": report}, ["precision@2"])
+    row = table.loc["sys"]
+    # q1 top 2: a (2, relevant), d (unjudged) -> 1/2; q2 missing from the run -> 0; q3: z grade 0 -> 0.
+    assert row["precision@2"] == pytest.approx((0.5 + 0 + 0) / 3)
+    assert row["queries evaluated"] == 3
+    assert row["answered"] == 2
+    assert row["coverage"] == pytest.approx(2 / 3)
+    assert row["scored 0: missing from run"] == 1
+    assert row["scored 0: no relevant judged"] == 1
+    assert row["dropped: not in qrels"] == 1
+
+
+def test_query_accounting_names_each_query_and_reason(report):
+    table = views.query_accounting(report)
+    assert table.to_dict("records") == [
+        {"query_id": "q9", "outcome": "dropped", "reason": "in the run but not in the qrels"},
+        {"query_id": "q2", "outcome": "scored 0", "reason": "in the qrels but not in the run"},
+        {"query_id": "q3", "outcome": "scored 0", "reason": "no judged doc with grade >= 1"},
+    ]
+
+
+def test_judged_table_by_hand(report):
+    table = views.judged_table({"sys": report}, [2, 4])
+    # judged@k = judged docs in the top k / k: q1 top 2 = a, d -> 1/2; top 4 = a, d, c, b -> 3/4;
+    # q2 has no results -> 0; q3: z judged -> 1/2 and 1/4.
+    assert table.loc["sys", "judged@2"] == pytest.approx((0.5 + 0 + 0.5) / 3)
+    assert table.loc["sys", "judged@4"] == pytest.approx((0.75 + 0 + 0.25) / 3)
+    assert table.loc["sys", "queries with an unjudged doc in the top 4"] == 3
+
+
+def test_judged_table_needs_the_metric(report):
+    with pytest.raises(es.EvalSuiteError, match="judged@10"):
+        views.judged_table({"sys": report}, [10])
+
+
+def test_per_query_table_explains_zeros(report):
+    table = views.per_query_table(report).set_index("query_id")
+    assert table.loc["q1", "outcome"] == "scored"
+    assert table.loc["q2", "outcome"] == "scored 0: missing from the run"
+    assert table.loc["q3", "outcome"] == "scored 0: no relevant judged doc"
+
+
+def test_ranked_list_with_labels():
+    run = es.Run.from_dict({"q": {"a": 1.0, "b": 1.0, "c": 3.0, "d": 0.1}})
+    qrels = es.Qrels.from_dict({"q": {"a": 2, "c": 0}})
+    table = views.ranked_list_with_labels(run, qrels, "q", k=3, titles={"a": "Doc A"})
+    # Ties by doc id descending (trec_eval): c (3.0), then b before a (both 1.0).
+    assert table["doc_id"].tolist() == ["c", "b", "a"]
+    assert table["rank"].tolist() == [1, 2, 3]
+    assert table["label"].tolist() == ["not relevant (0)", "unjudged", "relevant (2)"]
+    assert np.isnan(table["grade"][1]) and table["grade"][2] == 2
+    assert table["title"].tolist() == ["", "", "Doc A"]
+    assert views.ranked_list_with_labels(run, qrels, "q", rel_level=3)["label"].tolist()[2] == "not relevant (2)"
+
+
+def test_ranked_list_of_a_query_the_run_lacks_is_empty():
+    run = es.Run.from_dict({"q": {"a": 1.0}})
+    table = views.ranked_list_with_labels(run, None, "other")
+    assert table.empty and list(table.columns) == ["rank", "doc_id", "score", "grade", "label"]
+
+
+def test_side_by_side_lists():
+    run_a = es.Run.from_dict({"q": {"a": 3.0, "b": 2.0}})
+    run_b = es.Run.from_dict({"q": {"b": 3.0, "c": 2.0, "a": 1.0}})
+    qrels = es.Qrels.from_dict({"q": {"a": 1}})
+    both = views.side_by_side_lists(views.ranked_list_with_labels(run_a, qrels, "q"),
+                                    views.ranked_list_with_labels(run_b, qrels, "q"), ("A", "B"))
+    assert both["A: doc_id"].tolist()[:2] == ["a", "b"] and pd.isna(both["A: doc_id"][2])
+    assert both["B: doc_id"].tolist() == ["b", "c", "a"]
+    assert both["A: rank in other"].tolist() == [3, 1, pd.NA]
+    assert both["B: rank in other"].tolist() == [2, pd.NA, 1]
+
+
+def test_per_query_difference():
+    per_query = pd.DataFrame({"A": [0.5, 0.2, np.nan, 0.4], "B": [0.1, 0.2, 0.3, 0.9]},
+                             index=pd.Index(["q1", "q2", "q3", "q4"], name="query_id"))
+    diff = views.per_query_difference(per_query, "A", "B")
+    assert diff["query_id"].tolist() == ["q1", "q2", "q4", "q3"]
+    np.testing.assert_allclose(diff["diff"].to_numpy()[:3], [-0.4, 0.0, 0.5], atol=1e-15)
+    assert diff["outcome"].tolist() == ["B worse", "tie", "B better", "undefined"]
+    assert diff.columns.tolist() == ["query_id", "A", "B", "diff", "outcome"]
+    with pytest.raises(es.EvalSuiteError, match="'C'"):
+        views.per_query_difference(per_query, "A", "C")
+
+
+# ----------------------------------------------------------------------------------------------
+# Distributions
+
+
+def test_binned_histogram_equals_numpy():
+    rng = np.random.default_rng(7)
+    values = np.concatenate([rng.lognormal(6, 0.5, 1000), [np.nan, np.inf]])
+    groups = np.repeat(["a", "b"], [600, 402])
+    frame = pd.DataFrame({"system": groups, "latency_ms": values})
+    binned = views.binned_histogram(frame, "latency_ms", group="system", bins=20)
+    finite = values[np.isfinite(values)]
+    edges = np.linspace(finite.min(), finite.max(), 21)
+    for name in ("a", "b"):
+        part = values[groups == name]
+        part = part[np.isfinite(part)]
+        expected, _ = np.histogram(part, bins=edges)
+        got = binned[binned["system"] == name]
+        np.testing.assert_array_equal(got["count"].to_numpy(), expected)
+        np.testing.assert_allclose(got["left"].to_numpy(), edges[:-1])
+        np.testing.assert_allclose(got["share"].sum(), 1.0)
+    assert len(binned) == 40
+
+
+def test_binned_histogram_log_edges_and_constant_values():
+    frame = pd.DataFrame({"v": [1.0, 10.0, 100.0, 0.0, -5.0]})
+    binned = views.binned_histogram(frame, "v", bins=2, log=True)
+    np.testing.assert_allclose(binned["left"].to_numpy(), [1.0, 10.0])
+    assert binned["count"].tolist() == [1, 2]  # 0 and -5 cannot be on a log axis
+    constant = views.binned_histogram(pd.DataFrame({"v": [5.0, 5.0]}), "v", bins=3)
+    assert constant["count"].sum() == 2
+    assert views.binned_histogram(pd.DataFrame({"v": [np.nan]}), "v").empty
+
+
+def test_ecdf_points_lie_on_the_ecdf():
+    rng = np.random.default_rng(3)
+    values = np.round(rng.exponential(100, 100_000), 1)  # many ties
+    points = views.ecdf_points(pd.DataFrame({"v": values}), "v", max_points=300)
+    assert len(points) <= 300
+    expected = np.searchsorted(np.sort(values), points["value"].to_numpy(), side="right") / values.size
+    np.testing.assert_allclose(points["p"].to_numpy(), expected)
+    assert points["value"].iloc[0] == values.min() and points["value"].iloc[-1] == values.max()
+    assert points["p"].iloc[-1] == 1.0
+    small = views.ecdf_points(pd.DataFrame({"v": [3.0, 1.0, 2.0]}), "v")
+    assert small["value"].tolist() == [1.0, 2.0, 3.0]
+    np.testing.assert_allclose(small["p"], [1 / 3, 2 / 3, 1.0])
+
+
+def test_sample_rows_is_seeded_and_ordered():
+    frame = pd.DataFrame({"x": np.arange(100)})
+    rows, sampled = views.sample_rows(frame, 10, seed=1)
+    again, _ = views.sample_rows(frame, 10, seed=1)
+    assert sampled and len(rows) == 10 and rows["x"].is_monotonic_increasing
+    pd.testing.assert_frame_equal(rows, again)
+    whole, sampled = views.sample_rows(frame, 100)
+    assert whole is frame and sampled is False
+
+
+# ----------------------------------------------------------------------------------------------
+# Records
+
+
+@pytest.fixture
+def records_report():
+    rows = [
+        {"query_id": "1", "system": "s", "answer_claims_supported": [True, False, True, True], "success": True,
+         "latency_ms": 100.0},
+        {"query_id": "2", "system": "s", "answer_claims_supported": [True], "success": False,
+         "failure_stage": "retrieval", "error": "=no docs"},
+        {"query_id": "3", "system": "s", "success": True, "latency_ms": 300.0},
+    ]
+    rows += [{"query_id": str(i), "system": "t", "success": i < 8, "latency_ms": 10.0 * i,
+              **({"failure_stage": "generation", "error": "timeout"} if i >= 8 else {})} for i in range(10)]
+    records = es.Records.from_rows(rows)
+    return records, es.evaluate_records(records)
+
+
+def wilson(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """Wilson score interval (Wilson 1927), written out from the formula."""
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+def test_rag_quality_table_by_hand(records_report):
+    _, report = records_report
+    table = views.rag_quality_table(report).set_index(["system", "metric"])
+    faith = table.loc[("s", "faithfulness")]
+    assert faith["mean"] == pytest.approx((3 / 4 + 1) / 2)
+    assert faith["coverage"] == pytest.approx(2 / 3) and faith["n_defined"] == 2 and faith["n"] == 3
+    assert np.isnan(faith["ci_low"])
+    success = table.loc[("t", "success")]
+    assert success["mean"] == pytest.approx(0.8)
+    low, high = wilson(8, 10)
+    assert (success["ci_low"], success["ci_high"]) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
+    assert (round(low, 4), round(high, 4)) == (0.4902, 0.9433)  # the conventions' test vector
+
+
+def test_failed_requests_and_quality_vs_latency(records_report):
+    records, report = records_report
+    failed = views.failed_requests(records.frame)
+    assert failed["query_id"].tolist() == ["2", "8", "9"]
+    assert failed.columns.tolist() == ["system", "query_id", "failure_stage", "error"]
+    only = views.failed_requests(records.frame, "t", "generation")
+    assert only["query_id"].tolist() == ["8", "9"]
+    assert views.failed_requests(records.frame, "s", "generation").empty
+    both = views.quality_vs_latency(report.per_query, "faithfulness", "latency_ms")
+    assert both[["system", "query_id"]].values.tolist() == [["s", "1"]]
+    with pytest.raises(es.EvalSuiteError):
+        views.quality_vs_latency(report.per_query, "context_recall")
+
+
+def test_describe_tables():
+    run = es.Run.from_dict({"q1": {"a": 1.0, "b": 0.5}, "q2": {"a": 2.0}})
+    described = views.describe_run(run, "trec")
+    assert (described["queries"], described["rows"], described["distinct docs"], described["docs per query (max)"]) == (2, 3, 2, 2)
+    qrels = es.Qrels.from_dict({"q1": {"a": 2, "b": 0}, "q2": {"c": 1}})
+    described = views.describe_qrels(qrels, "trec", rel_level=2)
+    assert described["relevant (grade >= 2)"] == 1 and described["grade levels"] == "0, 1, 2"
+
+
+# ----------------------------------------------------------------------------------------------
+# Figures: built from the tables, light, user text not read as markup.
+
+
+def test_figures_stay_light_and_escape_text(records_report):
+    frame = pd.DataFrame({"system": np.repeat(["<b>x</b>", "y"], 500_000),
+                          "latency_ms": np.random.default_rng(0).gamma(2, 300, 1_000_000)})
+    binned = views.binned_histogram(frame, "latency_ms", group="system", bins=60)
+    points = views.ecdf_points(frame, "latency_ms", group="system", max_points=400)
+    hist, ecdf = figures.latency_histogram(binned), figures.latency_ecdf(points)
+    assert sum(len(t.x) for t in hist.data) == 120
+    assert sum(len(t.x) for t in ecdf.data) <= 800
+    assert [t.name for t in hist.data] == ["&lt;b&gt;x&lt;/b&gt;", "y"]
+    stages = pd.DataFrame({"stage": ["retrieval", "generation", "other"], "count": [2, 0, 1], "share": [2 / 3, 0, 1 / 3]})
+    pie = figures.failure_pie(stages, "t")
+    assert list(pie.data[0].labels) == ["retrieval", "other"] and list(pie.data[0].values) == [2, 1]
+
+
+def test_difference_figures():
+    diff = views.per_query_difference(pd.DataFrame({"A": [0.1, 0.5], "B": [0.3, 0.2]}, index=["q1", "q2"]), "A", "B")
+    bars = figures.difference_bars(diff, "ndcg@10", ("A", "B"))
+    assert list(bars.data[0].x) == ["q2", "q1"]
+    np.testing.assert_allclose(bars.data[0].y, [-0.3, 0.2])
+    scatter = figures.system_scatter(diff, "ndcg@10", ("A", "B"))
+    np.testing.assert_allclose(scatter.data[0].x, [0.5, 0.1])
+    np.testing.assert_allclose(scatter.data[0].y, [0.2, 0.3])
