@@ -24,7 +24,6 @@ from evalsuite.compare import (
     effect_size,
     latex_escape,
     paired_bootstrap_interval,
-    paired_randomization_test,
     win_tie_loss,
 )
 
@@ -71,22 +70,6 @@ def test_permutation_p_values_equal_scipy_permutation_test(n, seed):
         a, b = aligned(base, other, row.metric)
         assert row.p_value == scipy_sign_flip(b - a, 5_000, seed), (row.metric, n, seed)
         assert row.n_queries == n
-
-
-@pytest.mark.parametrize("n", [2, 9, 12, 15, 101, 1001])
-@pytest.mark.parametrize("kind", ["normal", "discrete", "zeros"])
-def test_randomization_test_equals_scipy_exact_and_sampled(n, kind):
-    rng = np.random.default_rng(n)
-    if kind == "normal":
-        d = rng.normal(0.02, 0.2, n)
-    elif kind == "discrete":
-        d = (rng.integers(0, 4, n) - rng.integers(0, 4, n)) / 3
-    else:
-        d = np.where(rng.random(n) < 0.6, 0.0, rng.random(n) - 0.3)
-    # 4,097 resamples: exact for n <= 12 (2**n <= 4097), sampled above, with odd block sizes.
-    for n_resamples in (4_097, 10_000):
-        for seed in (0, 11):
-            assert paired_randomization_test(d, n_resamples, seed) == scipy_sign_flip(d, n_resamples, seed)
 
 
 def test_t_test_and_wilcoxon_equal_scipy_on_the_same_vectors():
