@@ -14,7 +14,6 @@ import pyarrow.compute as pc
 from ._parallel import parallel_map
 
 _U64 = np.uint64
-_ALL_ONES = _U64(0xFFFFFFFFFFFFFFFF)
 _GOLDEN = _U64(0x9E3779B97F4A7C15)
 # Odd 64-bit multiplier between the 8-byte words of a string.
 _MULTIPLIER = _U64(0xD6E8FEB86659FD93)
@@ -22,16 +21,29 @@ _MULTIPLIER = _U64(0xD6E8FEB86659FD93)
 _SLICE_ROWS = 1 << 20
 
 
-def mix64(h: np.ndarray) -> np.ndarray:
-    """SplitMix64 finaliser: spreads every input bit over the whole 64-bit word."""
+# _KEEP[n]: a mask of the low n bytes of a little-endian word (n = 0..8).
+_KEEP = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [0xFFFFFFFFFFFFFFFF], dtype=np.uint64)
+
+
+def mix64(h: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """SplitMix64 finaliser: spreads every input bit over the whole 64-bit word.
+
+    With ``out`` (which may be ``h`` itself) the result is written there, without temporaries
+    beyond one shifted copy.
+    """
     h = np.asarray(h, dtype=np.uint64)
+    if out is None:
+        out = h.copy()
+    elif out is not h:
+        np.copyto(out, h)
+    shifted = np.empty_like(out)
     with np.errstate(over="ignore"):
-        h = h ^ (h >> _U64(30))
-        h = h * _U64(0xBF58476D1CE4E5B9)
-        h = h ^ (h >> _U64(27))
-        h = h * _U64(0x94D049BB133111EB)
-        h = h ^ (h >> _U64(31))
-    return h
+        for shift, factor in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB), (31, None)):
+            np.right_shift(out, _U64(shift), out=shifted)
+            np.bitwise_xor(out, shifted, out=out)
+            if factor is not None:
+                np.multiply(out, _U64(factor), out=out)
+    return out
 
 
 def _slice_keys(arr: pa.Array) -> np.ndarray:
@@ -60,12 +72,18 @@ def _slice_keys(arr: pa.Array) -> np.ndarray:
     with np.errstate(over="ignore"):
         for j in range(0, int(lengths.max()), 8):
             remaining = lengths - j
-            word = words[np.minimum(starts + j, size)]
-            shift = (np.clip(remaining, 0, 8) * 8).astype(np.uint64)
-            keep = np.where(remaining >= 8, _ALL_ONES, (_U64(1) << np.minimum(shift, _U64(63))) - _U64(1))
+            word = words[np.minimum(starts + j, size)] if j else words[starts]
+            np.bitwise_and(word, _KEEP[np.clip(remaining, 0, 8)], out=word)
+            np.bitwise_xor(word, h, out=word)
+            mix64(word, out=word)
+            np.multiply(word, _MULTIPLIER, out=word)
             # Strings already consumed keep their value, so a key never depends on its neighbours.
-            h = np.where(remaining > 0, mix64(h ^ (word & keep)) * _MULTIPLIER, h)
-    return mix64(h)
+            active = remaining > 0
+            if active.all():
+                h = word
+            else:
+                np.copyto(h, word, where=active)
+    return mix64(h, out=h)
 
 
 def _slices(arr: pa.Array) -> list[pa.Array]:
