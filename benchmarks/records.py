@@ -55,10 +55,10 @@ def generate(n: int, seed: int = 0) -> tuple[Path, Path]:
     first = rng.integers(0, 5, n)
     second = (first + 1 + rng.integers(0, 4, n)) % 5
     relevant = np.stack([base * 5 + first, rng.integers(0, 10_000, n) * 5 + second], axis=1).ravel()
-    context_ids = pa.ListArray.from_arrays(pa.array(np.arange(0, 5 * n + 1, 5, dtype=np.int32)), pa.array(retrieved.astype(str)))
-    relevant_ids = pa.ListArray.from_arrays(pa.array(np.arange(0, 2 * n + 1, 2, dtype=np.int32)), pa.array(relevant.astype(str)))
+    context_ids = pa.ListArray.from_arrays(pa.array(np.arange(0, 5 * n + 1, 5, dtype=np.int32)), pa.array(retrieved).cast(pa.string()))
+    relevant_ids = pa.ListArray.from_arrays(pa.array(np.arange(0, 2 * n + 1, 2, dtype=np.int32)), pa.array(relevant).cast(pa.string()))
     table = pa.table({
-        "query_id": pa.array((np.arange(n) // 4).astype(str)),
+        "query_id": pa.array(np.arange(n) // 4).cast(pa.string()),
         "system": pa.array(systems),
         "context_ids": context_ids,
         "relevant_ids": relevant_ids,

@@ -522,12 +522,15 @@ def _row_with_repeated_item(lists: pa.Array) -> int | None:
     if len(flat) < 2:
         return None
     parent = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False).astype(np.int64)
-    keys = np.sort(pair_keys(parent, string_keys(flat)))
-    clash = keys[1:][keys[1:] == keys[:-1]]
+    keys = string_keys(flat)
+    # Row in the top 24 bits: rows are already grouped, so the stable sort is nearly linear.
+    packed = ((parent.astype(np.uint64) << np.uint64(40)) | (keys >> np.uint64(24))
+              if len(lists) < (1 << 24) else pair_keys(parent, keys))
+    ordered = np.sort(packed, kind="stable")
+    clash = ordered[1:][ordered[1:] == ordered[:-1]]
     if clash.size == 0:
         return None
-    candidates = np.unique(parent[np.isin(pair_keys(parent, string_keys(flat)), clash)])
-    for row in candidates.tolist():
+    for row in np.unique(parent[np.isin(packed, clash)]).tolist():
         items = lists[row].as_py()
         if len(set(items)) != len(items):
             return row
@@ -653,7 +656,7 @@ def _read_jsonl(inp, system, failure_stages) -> Records:
     clean = not (data[:1] == b"\n" or b"\n\n" in data or b"\r" in data)
     if clean:
         try:
-            table = pajson.read_json(pa.BufferReader(pa.py_buffer(data)))
+            table = _valid_table(pajson.read_json(pa.BufferReader(pa.py_buffer(data))), data)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
             table = None
         if table is not None:
@@ -678,6 +681,39 @@ def _read_jsonl(inp, system, failure_stages) -> Records:
 
 def _reject_constant(value: str):
     raise ValueError(f"{value} is not a valid JSON number")
+
+
+def _valid_table(table: pa.Table, data: bytes) -> pa.Table:
+    """Fully validate what pyarrow's JSON reader returned, re-reading any broken chunk.
+
+    pyarrow 26's JSON reader can return a list<bool> chunk whose offsets run past its values
+    (seen on a 1-million-record file: "Length spanned by list offsets (12515) larger than values
+    array (length 12514)"). Such a chunk is rebuilt from its own lines with the json module;
+    rows are lines one to one here (the fast path is only taken without blank lines).
+    """
+    try:
+        table.validate(full=True)
+        return table
+    except pa.ArrowInvalid:
+        pass
+    lines = None
+    columns = []
+    for name in table.column_names:
+        column = table.column(name)
+        chunks, start = [], 0
+        for chunk in column.chunks:
+            try:
+                chunk.validate(full=True)
+            except pa.ArrowInvalid:
+                if lines is None:
+                    lines = data.split(b"\n")
+                chunk = pa.array([json.loads(lines[start + i]).get(name) for i in range(len(chunk))], type=chunk.type)
+            chunks.append(chunk)
+            start += len(chunk)
+        columns.append(pa.chunked_array(chunks, type=column.type))
+    repaired = pa.table(columns, names=table.column_names)
+    repaired.validate(full=True)
+    return repaired
 
 
 def _read_json(inp, system, failure_stages) -> Records:
@@ -919,40 +955,90 @@ def _per_record_metrics(table: pa.Table, compat: str | None, k: int, rel_level: 
 
 
 def _ranking_per_record(table: pa.Table, k: int, rel_level: float) -> dict[str, np.ndarray]:
-    """Ranking metrics per record from context_ids (rank order) and relevant_ids, vectorised."""
-    from .data import build_qrels, build_run
-    from .evaluate import evaluate
+    """Ranking metrics per record from context_ids (rank order) and relevant_ids, vectorised.
+
+    Each record is its own query. Retrieved and relevant ids are matched within a record by a
+    sort-merge on (record, hashed id) keys - both sides are grouped by record already, so the
+    sort is cheap - and every match is confirmed on the strings. The metrics then come from the
+    same kernel as :func:`evalsuite.evaluate`, so the conventions are identical.
+    """
+    from ._keys import string_keys
+    from .metric_names import MetricSpec
+    from .ranking import JudgedRanking, compute_metrics, group_positions
 
     n = table.num_rows
-    record_ids = pa.array(np.arange(n).astype(str), pa.string())
     retrieved = table.column("context_ids").combine_chunks()
     relevant = table.column("relevant_ids").combine_chunks()
-    grades = table.column("relevant_grades").combine_chunks()
-    has_both = (retrieved.is_valid().to_numpy(zero_copy_only=False) & relevant.is_valid().to_numpy(zero_copy_only=False))
-    metrics = [f"precision@{k}", f"recall@{k}", f"hit_rate@{k}", f"mrr@{k}", f"map@{k}", f"ndcg@{k}"]
-    out = {m: np.full(n, np.nan) for m in metrics}
-    # A record with both lists but nothing relevant scores 0 (as a qrels query without relevant docs).
-    for m in metrics:
-        out[m][has_both] = 0.0
-    run_parent = pc.list_parent_indices(retrieved).to_numpy(zero_copy_only=False)
-    qrels_parent = pc.list_parent_indices(relevant).to_numpy(zero_copy_only=False)
-    run_keep = has_both[run_parent]
-    qrels_keep = has_both[qrels_parent]
-    if not qrels_keep.any() or not run_keep.any():
+    grades_all = table.column("relevant_grades").combine_chunks()
+    has_both = retrieved.is_valid().to_numpy(zero_copy_only=False) & relevant.is_valid().to_numpy(zero_copy_only=False)
+    specs = [MetricSpec(f"{base}@{k}", base, k) for base in ("precision", "recall", "hit_rate", "mrr", "map", "ndcg")]
+    out = {spec.name: np.full(n, np.nan) for spec in specs}
+    if not has_both.any():
         return out
-    run_docs = pc.list_flatten(retrieved).filter(pa.array(run_keep))
-    run_parent = run_parent[run_keep]
-    positions = np.arange(run_parent.size) - np.searchsorted(run_parent, run_parent)
-    run = build_run(record_ids.take(pa.array(run_parent)), run_docs, -positions.astype(np.float64),
-                    source="context_ids")
-    qrels = build_qrels(record_ids.take(pa.array(qrels_parent[qrels_keep])),
-                        pc.list_flatten(relevant).filter(pa.array(qrels_keep)),
-                        pc.list_flatten(grades).filter(pa.array(qrels_keep)).to_numpy(zero_copy_only=False),
-                        source="relevant_ids")
-    report = evaluate(qrels, run, metrics, rel_level=rel_level)
-    rows = report.per_query.index.astype(int).to_numpy()
-    for m in metrics:
-        out[m][rows] = report.per_query[m].to_numpy()
+    run_parent = pc.list_parent_indices(retrieved).to_numpy(zero_copy_only=False).astype(np.int64)
+    rel_parent = pc.list_parent_indices(relevant).to_numpy(zero_copy_only=False).astype(np.int64)
+    run_keep = np.flatnonzero(has_both[run_parent])
+    rel_keep = np.flatnonzero(has_both[rel_parent])
+    run_docs = pc.list_flatten(retrieved).take(pa.array(run_keep))
+    rel_docs = pc.list_flatten(relevant).take(pa.array(rel_keep))
+    run_parent, rel_parent = run_parent[run_keep], rel_parent[rel_keep]
+    grades = pc.list_flatten(grades_all).take(pa.array(rel_keep)).to_numpy(zero_copy_only=False)
+
+    # (record, id) packed as record in the top 24 bits and 40 bits of the id's hash; a record
+    # index past 2**24 would need more bits, so very large inputs fall back to a full hash.
+    def packed(parent, docs):
+        keys = string_keys(docs)
+        if n < (1 << 24):
+            return (parent.astype(np.uint64) << np.uint64(40)) | (keys >> np.uint64(24))
+        from ._keys import pair_keys
+
+        return pair_keys(parent, keys)
+
+    run_keys, rel_keys = packed(run_parent, run_docs), packed(rel_parent, rel_docs)
+    order = np.argsort(rel_keys, kind="stable")
+    sorted_rel = rel_keys[order]
+    row_grade = np.zeros(run_parent.size)
+    row_judged = np.zeros(run_parent.size, dtype=bool)
+    if sorted_rel.size:
+        pos = np.minimum(np.searchsorted(sorted_rel, run_keys), sorted_rel.size - 1)
+        hit = np.flatnonzero(sorted_rel[pos] == run_keys)
+        match = order[pos[hit]]
+        same = (rel_parent[match] == run_parent[hit]) & pc.equal(
+            run_docs.take(pa.array(hit)), rel_docs.take(pa.array(match))).to_numpy(zero_copy_only=False)
+        if not same.all() or (sorted_rel.size > 1 and bool(np.any(sorted_rel[1:] == sorted_rel[:-1]))):
+            # A 40-bit key collision inside one record (odds about 2**-40): match those exactly.
+            return _ranking_per_record_exact(table, k, rel_level, has_both, out, specs)
+        row_grade[hit] = grades[match]
+        row_judged[hit] = True
+    rel_order = np.lexsort((-grades, rel_parent))
+    judged = JudgedRanking(
+        n_queries=n,
+        row_query=run_parent,
+        row_rank=group_positions(run_parent),
+        row_grade=row_grade,
+        row_judged=row_judged,
+        n_retrieved=np.bincount(run_parent, minlength=n),
+        judged_query=rel_parent[rel_order],
+        judged_grade=grades[rel_order],
+    )
+    values = compute_metrics(judged, specs, rel_level)
+    for spec in specs:
+        out[spec.name][has_both] = values[spec.name][has_both]
+    return out
+
+
+def _ranking_per_record_exact(table, k, rel_level, has_both, out, specs) -> dict[str, np.ndarray]:
+    """The list API on each record with both lists: the exact path after a hash collision."""
+    from .ranking import compute_metrics, judged_ranking_from_lists
+
+    rows = np.flatnonzero(has_both)
+    retrieved = table.column("context_ids").combine_chunks().take(pa.array(rows)).to_pylist()
+    ids = table.column("relevant_ids").combine_chunks().take(pa.array(rows)).to_pylist()
+    grades = table.column("relevant_grades").combine_chunks().take(pa.array(rows)).to_pylist()
+    relevant = [dict(zip(i, g)) for i, g in zip(ids, grades)]
+    values = compute_metrics(judged_ranking_from_lists(relevant, retrieved), specs, rel_level)
+    for spec in specs:
+        out[spec.name][rows] = values[spec.name]
     return out
 
 
