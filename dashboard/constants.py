@@ -49,9 +49,35 @@ DEFAULT_CUTOFFS = (10, 100)
 RANKED_LIST_DEPTH = 20
 
 TESTS = ("permutation", "t-test", "wilcoxon")
+COMPARE_RUN_METRICS = tuple(f"{b}@{k}" for b in BASE_METRICS for k in CUTOFFS)
+COMPARE_DEFAULT_RUN_METRICS = ("ndcg@10", "map@100", "mrr@10", "recall@100")
+COMPARE_DEFAULT_RECORD_METRICS = 4    # the first this many quality metrics both systems have
+# RAG quality: display order; metrics a records file allows beyond these (ranking metrics) follow.
+RAG_ORDER = ("context_precision", "context_recall", "context_relevance", "faithfulness", "answer_correctness",
+             "citation_recall", "citation_precision", "success")
 CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "none")
 
 # Latency charts: bins and ECDF points sent to the browser per system.
 HISTOGRAM_BINS = 60
 ECDF_POINTS = 400
 SCATTER_POINTS = 5000
+
+# Saved workspaces ("Save and share", ``?ws=`` links). The URL parameter is not bound to a widget.
+WS_PARAM = "ws"
+KEY_WS_KNOWN = "ws_known"            # {workspace id: {"name", "link", "token" or None, "role"}} of this session
+KEY_WS_ACTIVE = "ws_active"          # {"id", "name", "fingerprint"}: the workspace the session's data equals
+KEY_WS_ATTEMPTED = "ws_attempted"    # the last ``ws`` value from the URL this session tried to open
+KEY_WS_PROBLEM = "ws_problem"        # {"id", "message", "level"} when opening it failed or was partial
+KEY_SHARE_RESULT = "ws_share_result"  # the last save's link and owner token, shown until dismissed
+# Store caps the dashboard asks for on the local SQLite default (MiB), unless configured: a run of
+# 7 million TREC lines (about 250 MB, see .streamlit/config.toml) still fits. PostgreSQL keeps the
+# store's own defaults (50 and 200 MiB), meant for hosted databases and small containers.
+LOCAL_MAX_DATASET_MB = 300
+LOCAL_MAX_WORKSPACE_MB = 1024
+STORE_RETRY_SECONDS = 60.0          # a store that could not be opened is tried again after this
+
+# Report export: the Overview and Compare selections last used (plain session keys, kept across
+# pages, unlike widget state), so a report made on any page carries them.
+KEY_REPORT_OVERVIEW = "report_overview"
+KEY_REPORT_COMPARE = "report_compare"
+RECORDS_K = 10                       # cutoff of the ranking metrics computed from records

@@ -12,6 +12,10 @@ and runs the page the URL asks for. Every page file ends with ``page_entry(rende
 
 Which case applies is known from a thread-local flag set while :func:`main` runs a page (each
 session's script runs in its own thread), not from Streamlit internals.
+
+Before the page: a share link's workspace is opened (``?ws=``, :mod:`dashboard.workspaces`) in
+place of the sample data. After the page: the sidebar's "Save and share" and "Download report",
+drawn last so that they see the page's bound widgets and charts (:mod:`dashboard.view`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from . import store
+from . import share, store, ui, view, workspaces
 from .constants import KEY_QRELS, KEY_REL_LEVEL, PAGES, REPO
 
 _running = threading.local()
@@ -43,24 +47,31 @@ def _sidebar() -> None:
     qrels = store.qrels_files()
     with st.sidebar:
         if len(qrels) > 1:
-            st.selectbox("Qrels", [f.name for f in qrels], index=len(qrels) - 1, key=KEY_QRELS,
-                         bind="query-params", help="Judgements used by the ranking pages")
-        st.number_input("Relevant from grade", min_value=1, max_value=100, value=1, step=1, key=KEY_REL_LEVEL,
-                        bind="query-params",
-                        help="Minimum grade that counts as relevant (trec_eval -l, ranx rel_lvl)")
+            ui.bound(st.selectbox, "Qrels", [f.name for f in qrels], index=len(qrels) - 1, key=KEY_QRELS,
+                     help="Judgements used by the ranking pages")
+        ui.bound(st.number_input, "Relevant from grade", min_value=1, max_value=100, value=1, step=1,
+                 key=KEY_REL_LEVEL, help="Minimum grade that counts as relevant (trec_eval -l, ranx rel_lvl)")
         st.caption("EvalSuite " + __import__("evalsuite").__version__)
 
 
 def main() -> None:
     """Set up the session, build the navigation and run the page the URL asks for."""
     st.set_page_config(page_title="EvalSuite", page_icon=":material/query_stats:", layout="wide")
+    view.start()
+    # A share link (?ws=...) opens its workspace before the sample data would be loaded, and
+    # before any page draws a widget, so the widgets find their options and take the URL's values.
+    workspaces.open_from_url()
     store.start_session()
     store.process_pending()
+    workspaces.sync_url()
     pages = [_page(*spec, default=(i == 0)) for i, spec in enumerate(PAGES)]
     page = st.navigation(pages, position="sidebar")
+    view.set_page(page.title, page.url_path)
     _sidebar()
+    share.problem_banner()
     _running.page = True
     try:
         page.run()
     finally:
         _running.page = False
+    share.sidebar_tools(page.url_path)

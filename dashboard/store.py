@@ -115,7 +115,7 @@ def load_samples() -> None:
         try:
             ingest(kind, path.name, data, system=system, sample=True)
         except Exception as exc:  # a sample that does not read must not stop the app
-            problems().append((path.name, _message(path.name, exc)))
+            problems().append((path.name, message_for(path.name, exc)))
 
 
 def clear(sample_only: bool) -> None:
@@ -153,7 +153,8 @@ def _unique_system(name: str) -> str:
     return f"{name} ({i})"
 
 
-def _message(name: str, exc: Exception) -> str:
+def message_for(name: str, exc: Exception) -> str:
+    """The plain-text message for a file that could not be read (names the file)."""
     if isinstance(exc, es.EvalSuiteError):
         text = str(exc)
         return text if name in text else f"{name}: {text}"
@@ -224,7 +225,7 @@ def process_pending() -> list[tuple[str, str]]:
                     notices.append(f"{name}: read as {stored.format} {kind}"
                                    + (f", system {stored.system!r}" if stored.system else ""))
             except Exception as exc:
-                batch.append((name, _message(name, exc)))
+                batch.append((name, message_for(name, exc)))
         status.update(label=f"Read {len(pending) - len(batch)} of {len(pending)} file(s)",
                       state="error" if batch else "complete")
     problems().extend(batch)

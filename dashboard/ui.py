@@ -16,7 +16,8 @@ import streamlit as st
 import evalsuite as es
 from evalsuite.views import safe_csv
 
-from . import loaders, store
+from . import loaders, store, view
+from .constants import RAG_ORDER
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
@@ -44,17 +45,45 @@ def download_csv(frame: pd.DataFrame, file_name: str, key: str, label: str = "Do
                        icon=":material/download:", on_click="ignore")
 
 
+def chart(figure, key: str, container=None) -> None:
+    """Draw a plotly figure full width and record it as one of the view's charts (the report
+    export embeds the charts of the current view, see :mod:`dashboard.view`)."""
+    (container or st).plotly_chart(figure, key=key, width="stretch")
+    view.add_figure(figure)
+
+
+def chart_with_selection(figure, key: str, container=None, **kwargs):
+    """:func:`chart` for a figure whose selection events the page reads (``on_select`` ...)."""
+    event = (container or st).plotly_chart(figure, key=key, width="stretch", **kwargs)
+    view.add_figure(figure)
+    return event
+
+
+def bound(widget, *args, key: str, **kwargs):
+    """Call the Streamlit ``widget`` bound to the URL query parameter ``key`` and record its value
+    as part of the view (a share link carries the value of every bound widget drawn, including
+    values the URL does not show because they were the default when they were chosen)."""
+    value = widget(*args, key=key, bind="query-params", **kwargs)
+    view.add_bound(key, value)
+    return value
+
+
 def pick(label: str, options: Sequence, key: str, index: int = 0, container=None, **kwargs):
     """A selectbox bound to the URL query parameter ``key``; None (with nothing drawn) when empty."""
     options = list(options)
     if not options:
         return None
-    return (container or st).selectbox(label, options, index=min(index, len(options) - 1), key=key,
-                                       bind="query-params", **kwargs)
+    return bound((container or st).selectbox, label, options, index=min(index, len(options) - 1), key=key, **kwargs)
 
 
 def no_data(what: str, page_hint: str = "Upload files on the Data page, or load the sample data there.") -> None:
     st.info(f"{what} {page_hint}", icon=":material/info:")
+
+
+def metric_names(bases, cutoffs) -> list[str]:
+    """ranx-style names, e.g. ndcg@10, for every chosen metric and cutoff (the Overview page's
+    columns, and the report's)."""
+    return [f"{b}@{k}" for b in bases for k in sorted(cutoffs)]
 
 
 def rel_level() -> int:
@@ -96,13 +125,18 @@ def records_report(k: int = 10):
     EvalSuiteError
         The files cannot be combined or evaluated.
     """
-    parts = store.record_files()
+    return records_report_of(tuple(store.record_files()), int(k), float(rel_level()))
+
+
+def records_report_of(parts: Sequence, k: int, rel_level: float):
+    """:func:`records_report` for given records files (``StoredFile``s): no session needed, so
+    the report export can call it when the download is clicked (cached by the files' digests)."""
     if not parts:
         return None, None
     parsed = tuple(loaders.read_records(f.digest, f.name, f.data) for f in parts)
     digests = tuple(f.digest for f in parts)
     records = parsed[0] if len(parsed) == 1 else loaders.concat_records(digests, parsed)
-    report = loaders.evaluate_records(digests, int(k), float(rel_level()), records)
+    report = loaders.evaluate_records(digests, int(k), float(rel_level), records)
     return records, report
 
 
@@ -111,3 +145,20 @@ def record_metrics(report) -> list[str]:
     ``success`` (1/0 per request) when the records have it."""
     extra = ["success"] if "success" in report.per_query.columns and "success" not in report.metrics else []
     return list(report.metrics) + extra
+
+
+def rag_metrics(report) -> list[str]:
+    """The quality metrics of a records report in display order (RAG_ORDER first), with
+    ``success`` when the records have it."""
+    available = list(report.metrics) + (["success"] if report.task_success and "success" not in report.metrics else [])
+    return [m for m in RAG_ORDER if m in available] + [m for m in available if m not in RAG_ORDER]
+
+
+def rag_summary(table: pd.DataFrame, metrics: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """From :func:`evalsuite.views.rag_quality_table`: (system x metric means without all-empty
+    metrics, the same with a ``<metric> coverage`` column per metric)."""
+    wide = table.pivot(index="system", columns="metric", values="mean").reindex(columns=list(metrics))
+    coverage = table.pivot(index="system", columns="metric", values="coverage").reindex(columns=list(metrics))
+    wide = wide.dropna(axis=1, how="all")
+    coverage = coverage[wide.columns].add_suffix(" coverage")
+    return wide, wide.join(coverage)

@@ -53,7 +53,7 @@ padding-bottom:.3rem}h3{font-size:1.02rem;margin:1.2rem 0 .4rem}
 table{border-collapse:collapse;font-size:.86rem;margin:.4rem 0 1rem;display:block;overflow-x:auto}
 th,td{border:1px solid #d9e2ec;padding:.25rem .5rem;text-align:right;white-space:nowrap}
 th{background:#f0f4f8}td:first-child,th:first-child{text-align:left}
-.note{color:#52606d;font-size:.9rem}.stamp td{text-align:left;white-space:normal}
+.note{color:#52606d;font-size:.9rem}.stamp td,.stamp th{text-align:left;white-space:normal}
 code{font-size:.85em}
 """
 
@@ -137,6 +137,7 @@ def html_report(title: str, sections: Sequence[ReportSection], *, inputs: Sequen
     if conventions:
         frame = pd.DataFrame({"rule": list(conventions), "definition": list(conventions.values())})
         parts.append("<h3>Metric definitions and conventions</h3>")
-        parts.append(frame.to_html(escape=True, border=0, index=False))
+        # Definitions are sentences: wrapped and left-aligned like the stamp, not one long line.
+        parts.append(frame.to_html(escape=True, border=0, index=False, classes="stamp"))
     parts.append("</body></html>")
     return "\n".join(parts)

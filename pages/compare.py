@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import loaders, store, ui
-from dashboard.constants import BASE_METRICS, CORRECTIONS, CUTOFFS, RANKED_LIST_DEPTH, TESTS
+from dashboard import export, loaders, store, ui
+from dashboard.constants import (
+    COMPARE_DEFAULT_RECORD_METRICS,
+    COMPARE_DEFAULT_RUN_METRICS,
+    COMPARE_RUN_METRICS,
+    CORRECTIONS,
+    RANKED_LIST_DEPTH,
+    RECORDS_K,
+    TESTS,
+)
 from evalsuite import figures, views
 
 SOURCES = ("ranking runs", "per-request records")
-RUN_METRICS = tuple(f"{b}@{k}" for b in BASE_METRICS for k in CUTOFFS)
-DEFAULT_RUN_METRICS = ("ndcg@10", "map@100", "mrr@10", "recall@100")
 LIST_COLUMNS = ("rank", "doc_id", "label", "title", "score")
 
 
@@ -33,7 +39,7 @@ def _options() -> tuple[str, str, float]:
         a, b, c = st.columns(3)
         test = ui.pick("Paired test", TESTS, key="compare_test", container=a)
         correction = ui.pick("Multiple-comparison correction", CORRECTIONS, key="compare_correction", container=b)
-        alpha = c.select_slider("alpha", (0.01, 0.05, 0.1), value=0.05, key="compare_alpha", bind="query-params")
+        alpha = ui.bound(c.select_slider, "alpha", (0.01, 0.05, 0.1), value=0.05, key="compare_alpha")
     return test, correction, float(alpha)
 
 
@@ -63,8 +69,8 @@ def _report_table(report, names: tuple[str, str]) -> None:
 def _differences(report, names: tuple[str, str]) -> list[str]:
     """Per-query difference chart and A-vs-B scatter; returns the query ids shown."""
     metric = ui.pick("Per-query metric", report.metrics, key="compare_metric")
-    regressions = st.toggle(f"Regressions only (queries where {ui.plain(names[1])} is worse)", key="compare_regressions",
-                            bind="query-params")
+    regressions = ui.bound(st.toggle, f"Regressions only (queries where {ui.plain(names[1])} is worse)",
+                           key="compare_regressions")
     diff = views.per_query_difference(report.per_query[metric], *names)
     if regressions:
         diff = diff[diff["diff"] < 0].reset_index(drop=True)
@@ -72,8 +78,8 @@ def _differences(report, names: tuple[str, str]) -> list[str]:
         st.info("No query to show." if not regressions else f"{ui.plain(names[1])} is worse on no query.")
         return []
     left, right = st.columns(2)
-    left.plotly_chart(figures.difference_bars(diff, metric, names), key="compare_diff", width="stretch")
-    right.plotly_chart(figures.system_scatter(diff, metric, names), key="compare_scatter", width="stretch")
+    ui.chart(figures.difference_bars(diff, metric, names), key="compare_diff", container=left)
+    ui.chart(figures.system_scatter(diff, metric, names), key="compare_scatter", container=right)
     counts = diff["outcome"].value_counts()
     st.caption(f"{counts.get('B better', 0)} queries better, {counts.get('tie', 0)} tied, "
                f"{counts.get('B worse', 0)} worse for {ui.plain(names[1])} ({ui.plain(metric)}).")
@@ -140,8 +146,8 @@ def _runs_view() -> None:
     pair = _pick_pair(list(runs))
     if pair is None:
         return
-    metrics = st.multiselect("Metrics", RUN_METRICS, default=list(DEFAULT_RUN_METRICS), key="compare_metrics",
-                             bind="query-params")
+    metrics = ui.bound(st.multiselect, "Metrics", COMPARE_RUN_METRICS, default=list(COMPARE_DEFAULT_RUN_METRICS),
+                       key="compare_metrics")
     test, correction, alpha = _options()
     if not metrics:
         st.info("Choose at least one metric.")
@@ -154,6 +160,7 @@ def _runs_view() -> None:
     except Exception as exc:
         ui.show_error(exc)
         return
+    export.remember_comparison(export.Comparison("runs", pair, tuple(metrics), test, correction, alpha))
     _report_table(report, pair)
     queries = _differences(report, pair)
     _ranked_lists({n: runs[n][1] for n in pair}, qrels, pair, queries)
@@ -177,8 +184,8 @@ def _records_view() -> None:
     if not available:
         st.warning(f"{ui.plain(pair[0])} and {ui.plain(pair[1])} share no quality metric with values (their records have different fields).")
         return
-    metrics = st.multiselect("Metrics", available, default=available[:4], key="compare_record_metrics",
-                             bind="query-params")
+    metrics = ui.bound(st.multiselect, "Metrics", available, default=available[:COMPARE_DEFAULT_RECORD_METRICS],
+                       key="compare_record_metrics")
     test, correction, alpha = _options()
     if not metrics:
         st.info("Choose at least one metric.")
@@ -186,11 +193,12 @@ def _records_view() -> None:
     digests = tuple(f.digest for f in store.record_files())
     try:
         with st.spinner(f"Comparing {pair[1]} with {pair[0]} ({test} test)"):
-            comparison = loaders.compare_records(digests, pair, tuple(metrics), test, correction, alpha, 10,
+            comparison = loaders.compare_records(digests, pair, tuple(metrics), test, correction, alpha, RECORDS_K,
                                                  {n: per_system[n][metrics] for n in pair})
     except Exception as exc:
         ui.show_error(exc)
         return
+    export.remember_comparison(export.Comparison("records", pair, tuple(metrics), test, correction, alpha))
     _report_table(comparison, pair)
     queries = _differences(comparison, pair)
     if queries:
@@ -215,7 +223,7 @@ def _records_view() -> None:
 
 def render() -> None:
     st.title("Compare")
-    source = st.radio("Source", SOURCES, horizontal=True, key="compare_source", bind="query-params",
+    source = ui.bound(st.radio, "Source", SOURCES, horizontal=True, key="compare_source",
                       label_visibility="collapsed")
     if source == SOURCES[0]:
         _runs_view()

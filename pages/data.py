@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import loaders, store, ui
+from dashboard import loaders, share, store, ui
 from dashboard.constants import KEY_NOTICES
 from evalsuite import views
 
@@ -126,7 +126,8 @@ def _records_table() -> None:
 
 def render() -> None:
     st.title("Data")
-    st.caption("Files stay in this browser session only. Each file is read once and cached by the SHA-256 of its bytes.")
+    st.caption("Files stay in this browser session until you save them with Save and share (below). Each file is "
+               "read once and cached by the SHA-256 of its bytes.")
     _uploaders()
     _messages()
     left, middle, right = st.columns(3)
@@ -142,6 +143,7 @@ def render() -> None:
     _runs_table()
     _qrels_table()
     _records_table()
+    share.data_page_section()
 
 
 if __name__ == "__main__":

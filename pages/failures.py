@@ -67,12 +67,12 @@ def render() -> None:
         st.info(f"{ui.plain(system)} has no failed request.")
     else:
         left, right = st.columns(2)
-        left.plotly_chart(figures.failure_pie(stages, f"Failed requests of {system} by stage"), key="failures_pie",
-                          width="stretch")
+        ui.chart(figures.failure_pie(stages, f"Failed requests of {system} by stage"), key="failures_pie",
+                 container=left)
         # Bars listed bottom-up in the figure: point i of the selection is the i-th of this list.
         st.session_state["failures_bar_stages"] = stages.loc[stages["count"] > 0, "stage"].tolist()[::-1]
-        right.plotly_chart(figures.failure_bars(stages, "Click a stage to list its requests"), key="failures_bars",
-                           on_select=_on_stage_click, selection_mode="points", width="stretch")
+        ui.chart_with_selection(figures.failure_bars(stages, "Click a stage to list its requests"), key="failures_bars",
+                                container=right, on_select=_on_stage_click, selection_mode="points")
     st.dataframe(stages, hide_index=True, width="stretch",
                  column_config={"share": st.column_config.NumberColumn("share of failed", format="%.3f")})
     ui.download_csv(table, "failure_stages.csv", key="failures_csv")

@@ -41,8 +41,8 @@ def render() -> None:
     a, b, c = st.columns([2, 3, 1], vertical_alignment="bottom")
     stage = ui.pick("Stage", stages, key="latency_stage", container=a)
     default = with_latency[: min(6, len(with_latency))]
-    systems = b.multiselect("Systems", with_latency, default=default, key="latency_systems", bind="query-params")
-    log = c.toggle("Log scale", key="latency_log", bind="query-params")
+    systems = ui.bound(b.multiselect, "Systems", with_latency, default=default, key="latency_systems")
+    log = ui.bound(c.toggle, "Log scale", key="latency_log")
     column = _column(stage)
     frame = report.per_query[report.per_query["system"].isin(systems)][["system", column]]
     if frame[column].notna().sum() == 0:
@@ -51,8 +51,8 @@ def render() -> None:
         left, right = st.columns(2)
         binned = views.binned_histogram(frame, column, group="system", bins=HISTOGRAM_BINS, log=log)
         points = views.ecdf_points(frame, column, group="system", max_points=ECDF_POINTS)
-        left.plotly_chart(figures.latency_histogram(binned, log=log), key="latency_hist", width="stretch")
-        right.plotly_chart(figures.latency_ecdf(points, log=log), key="latency_ecdf", width="stretch")
+        ui.chart(figures.latency_histogram(binned, log=log), key="latency_hist", container=left)
+        ui.chart(figures.latency_ecdf(points, log=log), key="latency_ecdf", container=right)
         st.caption(f"{int(frame[column].notna().sum()):,} requests, drawn from {len(binned):,} bins and "
                    f"{len(points):,} ECDF points.")
 
@@ -71,7 +71,7 @@ def render() -> None:
         st.info(f"No request of these systems has both {ui.plain(metric)} and {ui.plain(column)}: the records that have one lack the other.")
         return
     shown, sampled = views.sample_rows(both, SCATTER_POINTS)
-    st.plotly_chart(figures.quality_latency_scatter(shown, metric, column), key="latency_scatter", width="stretch")
+    ui.chart(figures.quality_latency_scatter(shown, metric, column), key="latency_scatter")
     if sampled:
         st.caption(f"A seeded sample of {len(shown):,} of {len(both):,} requests.")
     ui.download_csv(both, "quality_latency.csv", key="latency_quality_csv")

@@ -5,23 +5,18 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import store, ui
+from dashboard import export, store, ui
 from dashboard.constants import BASE_METRICS, CUTOFFS, DEFAULT_BASE_METRICS, DEFAULT_CUTOFFS
 from evalsuite import figures, views
-
-
-def metric_names(bases, cutoffs) -> list[str]:
-    """ranx-style names, e.g. ndcg@10, for every chosen metric and cutoff."""
-    return [f"{b}@{k}" for b in bases for k in sorted(cutoffs)]
 
 
 def render() -> None:
     st.title("Overview")
     left, right = st.columns(2)
-    bases = left.multiselect("Metrics", BASE_METRICS, default=list(DEFAULT_BASE_METRICS), key="overview_metrics",
-                             bind="query-params")
-    cutoffs = right.multiselect("Cutoffs k", CUTOFFS, default=list(DEFAULT_CUTOFFS), key="overview_k",
-                                bind="query-params")
+    bases = ui.bound(left.multiselect, "Metrics", BASE_METRICS, default=list(DEFAULT_BASE_METRICS),
+                     key="overview_metrics")
+    cutoffs = ui.bound(right.multiselect, "Cutoffs k", CUTOFFS, default=list(DEFAULT_CUTOFFS), key="overview_k")
+    export.remember_overview(bases, cutoffs)
     if not store.runs():
         ui.no_data("No run loaded.")
         return
@@ -32,7 +27,7 @@ def render() -> None:
     if not bases or not cutoffs:
         st.info("Choose at least one metric and one cutoff.")
         return
-    metrics = metric_names(bases, cutoffs)
+    metrics = ui.metric_names(bases, cutoffs)
     judged = [f"judged@{k}" for k in sorted(cutoffs)]
     with st.spinner(f"Evaluating {len(store.runs())} run(s) against {qrels_file.name}"):
         reports, failures = ui.run_reports(metrics + judged)
@@ -48,7 +43,7 @@ def render() -> None:
     st.subheader("Headline metrics")
     st.dataframe(table[metrics], width="stretch",
                  column_config={m: st.column_config.NumberColumn(m, format="%.4f") for m in metrics})
-    st.plotly_chart(figures.metric_bars(table, metrics), key="overview_bars", width="stretch")
+    ui.chart(figures.metric_bars(table, metrics), key="overview_bars")
     st.subheader("Coverage: what the means are over")
     coverage = table.drop(columns=metrics)
     st.dataframe(coverage, width="stretch", column_config={

@@ -29,8 +29,10 @@ def _select_query(table_key: str, ids_key: str) -> None:
 
 def _filter(table: pd.DataFrame, metric: str) -> pd.DataFrame:
     left, right = st.columns(2)
-    text = left.text_input("Query id contains", key="per_query_filter")
-    low, high = right.slider(f"{metric} between", 0.0, 1.0, (0.0, 1.0), step=0.01, key="per_query_range")
+    # Bound to the URL like the pickers: the filters are part of the view a share link reproduces.
+    text = ui.bound(left.text_input, "Query id contains", key="per_query_filter")
+    low, high = ui.bound(right.slider, f"{metric} between", 0.0, 1.0, (0.0, 1.0), step=0.01,
+                         key="per_query_range")
     keep = table[metric].between(low, high) | (table[metric].isna() & (low == 0.0))
     if text:
         keep &= table["query_id"].astype(str).str.contains(text, regex=False)
@@ -46,8 +48,8 @@ def _table_and_chart(table: pd.DataFrame, metric: str, file_stub: str) -> None:
                  column_config={c: st.column_config.NumberColumn(c, format="%.4f") for c in shown.columns
                                 if pd.api.types.is_float_dtype(shown[c])})
     ui.download_csv(shown, f"per_query_{file_stub}.csv", key="per_query_csv")
-    st.plotly_chart(figures.per_query_bars(shown, metric, highlight=st.session_state.get("per_query_query")),
-                    key="per_query_bars", width="stretch")
+    ui.chart(figures.per_query_bars(shown, metric, highlight=st.session_state.get("per_query_query")),
+             key="per_query_bars")
 
 
 def _runs_view() -> None:
@@ -147,7 +149,7 @@ def _records_view() -> None:
 
 def render() -> None:
     st.title("Per-query")
-    source = st.radio("Source", SOURCES, horizontal=True, key="per_query_source", bind="query-params",
+    source = ui.bound(st.radio, "Source", SOURCES, horizontal=True, key="per_query_source",
                       label_visibility="collapsed")
     if source == SOURCES[0]:
         _runs_view()

@@ -8,10 +8,6 @@ import streamlit as st
 from dashboard import ui
 from evalsuite import figures, views
 
-# Display order; metrics a records file allows beyond these (ranking metrics) follow.
-ORDER = ("context_precision", "context_recall", "context_relevance", "faithfulness", "answer_correctness",
-         "citation_recall", "citation_precision", "success")
-
 
 def render() -> None:
     st.title("RAG quality")
@@ -24,8 +20,7 @@ def render() -> None:
     if report is None:
         ui.no_data("No per-request records loaded.")
         return
-    available = list(report.metrics) + (["success"] if report.task_success and "success" not in report.metrics else [])
-    metrics = [m for m in ORDER if m in available] + [m for m in available if m not in ORDER]
+    metrics = ui.rag_metrics(report)
     if not metrics:
         st.warning("These records have no field a quality metric needs: judgement lists (answer_claims_supported, "
                    "context_useful, ...) or success. The Latency and Failures pages may still apply.")
@@ -33,16 +28,12 @@ def render() -> None:
     table = views.rag_quality_table(report, metrics)
     judged = table[(table["metric"] != "success") & (table["coverage"] > 0)]["system"].unique().tolist()
     default = [s for s in report.systems if s in judged] or report.systems
-    systems = st.multiselect("Systems", report.systems, default=default, key="rag_quality_systems",
-                             bind="query-params", help="By default the systems with a judged quality metric")
+    systems = ui.bound(st.multiselect, "Systems", report.systems, default=default, key="rag_quality_systems",
+                       help="By default the systems with a judged quality metric")
     table = table[table["system"].isin(systems)]
     st.caption("Each mean is over the requests where the metric is defined; coverage = defined / requests. "
                "A judgement that is missing is never read as False.")
-    wide = table.pivot(index="system", columns="metric", values="mean").reindex(columns=metrics)
-    coverage = table.pivot(index="system", columns="metric", values="coverage").reindex(columns=metrics)
-    wide = wide.dropna(axis=1, how="all")
-    coverage = coverage[wide.columns].add_suffix(" coverage")
-    summary = wide.join(coverage)
+    wide, summary = ui.rag_summary(table, metrics)
     st.subheader("Per system")
     st.dataframe(summary, width="stretch",
                  column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in summary.columns})
@@ -59,7 +50,7 @@ def render() -> None:
 
     metric = ui.pick("Chart", list(wide.columns), key="rag_quality_metric")
     if metric:
-        st.plotly_chart(figures.rag_metric_bars(table, metric), key="rag_quality_chart", width="stretch")
+        ui.chart(figures.rag_metric_bars(table, metric), key="rag_quality_chart")
     st.subheader("Long table")
     st.dataframe(table, hide_index=True, width="stretch")
     ui.download_csv(table, "rag_quality_long.csv", key="rag_quality_long_csv")

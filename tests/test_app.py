@@ -4,17 +4,24 @@ parameters seeding the view, and the numbers shown equal to evalsuite's for the 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import sqlite3
+import time
+from datetime import timedelta
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 import pandas as pd
 import pytest
+from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 import evalsuite as es
 from evalsuite.compare import compare, compare_per_query
+from evalsuite.store import DatasetRef, check_workspace_id, new_workspace_id, open_store
 
 REPO = Path(__file__).resolve().parent.parent
 CRANFIELD = REPO / "sample_data" / "cranfield"
@@ -23,9 +30,16 @@ PAGES = ["data", "overview", "per_query", "rag_quality", "latency", "failures", 
 TITLES = dict(zip(PAGES, ["Data", "Overview", "Per-query", "RAG quality", "Latency", "Failures", "Compare"]))
 
 
-def open_page(page: str, query: dict | None = None, pending: list | None = None, clear: bool = False) -> AppTest:
-    """Start a session on ``page`` (sample data loaded), optionally emptied or with files queued."""
+def open_page(page: str, query: dict | None = None, pending: list | None = None, clear: bool = False,
+              url: str | None = None, secrets: dict | None = None) -> AppTest:
+    """Start a session on ``page`` (sample data loaded), optionally emptied or with files queued;
+    ``url``: the page's address as a browser would report it (``st.context.url``); ``secrets``:
+    the app's Streamlit secrets."""
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    if url is not None:
+        at.context["url"] = url
+    for key, value in (secrets or {}).items():
+        at.secrets[key] = value
     # The URL is there from the session's first run (a bound widget reads it when first drawn).
     for key, value in (query or {}).items():
         at.query_params[key] = value
@@ -38,6 +52,17 @@ def open_page(page: str, query: dict | None = None, pending: list | None = None,
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+@pytest.fixture(autouse=True)
+def store_dir(tmp_path, monkeypatch):
+    """Every test's workspace store: SQLite in its own folder (never ~/.evalsuite), no other setting."""
+    for name in ("EVALSUITE_STORE_URL", "EVALSUITE_STORE_SCHEMA", "EVALSUITE_MAX_DATASET_MB",
+                 "EVALSUITE_MAX_WORKSPACE_MB", "EVALSUITE_DEFAULT_EXPIRY_DAYS"):
+        monkeypatch.delenv(name, raising=False)
+    path = tmp_path / "store"
+    monkeypatch.setenv("EVALSUITE_DATA_DIR", str(path))
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -81,9 +106,9 @@ def test_page_loads_without_data(page):
 
 def test_clear_then_load_sample_data_again():
     at = open_page("data", clear=True)
-    assert texts(at.subheader)[1:] == ["Runs (0)", "Qrels (0)", "Per-request records (0)"]
+    assert texts(at.subheader)[1:4] == ["Runs (0)", "Qrels (0)", "Per-request records (0)"]
     at.button(key="data_load_samples").click().run()
-    assert texts(at.subheader)[1:] == ["Runs (2)", "Qrels (1)", "Per-request records (2)"]
+    assert texts(at.subheader)[1:4] == ["Runs (2)", "Qrels (1)", "Per-request records (2)"]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -271,7 +296,7 @@ def test_upload_of_a_bad_file_is_a_plain_message_and_keeps_the_data():
     assert any(e.startswith("half.qrels") for e in errors), errors
     assert any("bad.jsonl" in e and "latency_ms" in e for e in errors), errors
     assert all("Traceback" not in e for e in errors)
-    assert texts(at.subheader)[1:] == ["Runs (2)", "Qrels (1)", "Per-request records (2)"]
+    assert texts(at.subheader)[1:4] == ["Runs (2)", "Qrels (1)", "Per-request records (2)"]
     at.switch_page("pages/overview.py").run()
     assert list(at.dataframe[0].value.index) == ["BM25", "BM25L"]
 
@@ -367,3 +392,365 @@ def test_relevance_level_from_the_url(cranfield):
     at = open_page("overview", query={"rel_level": "3", "overview_metrics": ["precision"], "overview_k": ["10"]})
     expected = es.evaluate(qrels, runs["BM25"], ["precision@10"], rel_level=3).means["precision@10"]
     assert at.dataframe[0].value.loc["BM25", "precision@10"] == pytest.approx(expected, abs=1e-12)
+
+
+# ----------------------------------------------------------------------------------------------
+# Save and share: workspaces in the store, links with ws=<id>, deleting, size caps.
+
+SAMPLE_FILES = [("qrels", CRANFIELD / "qrels.trec", None), ("run", CRANFIELD / "run_bm25.trec", "BM25"),
+                ("run", CRANFIELD / "run_bm25l.trec", "BM25L"), ("records", RAG / "ragtruth_qa.jsonl", None),
+                ("records", RAG / "llmperf_requests.jsonl", None)]
+MINE = b"".join(f"{q} Q0 {d} {r} {10 - r} mine\n".encode() for q in ("1", "2", "3", "4") for r, d in
+                enumerate(("184", "29", "31", "12", "51"), start=1))
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def save_from(at: AppTest, prefix: str, name: str, days: int | None = None) -> tuple[str, str]:
+    """Fill in and submit a save form (``prefix`` "share": the sidebar's, "data_share": the Data
+    page's); return the (share link, owner token) shown."""
+    at.text_input(key=f"{prefix}_name").input(name)
+    if days is not None:
+        at.number_input(key=f"{prefix}_days").set_value(days)
+    at.button(key=f"{prefix}_submit").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, texts(at.error)
+    codes = [c.value for c in at.code]
+    assert len(codes) == 2, codes
+    return codes[0], codes[1]
+
+
+def workspace_table(at: AppTest) -> pd.DataFrame:
+    """The Data page's list of the session's workspaces."""
+    return next(df.value for df in at.dataframe if "status" in df.value.columns)
+
+
+def saved_workspace(store_dir, files=None, clock=None, expires_in_days=None):
+    """A workspace saved straight into the store (not through the app): (SavedWorkspace, files)."""
+    files = files or [("qrels", "qrels.trec", (CRANFIELD / "qrels.trec").read_bytes(), None),
+                      ("run", "mine.trec", MINE, "Mine"),
+                      ("run", "run_bm25.trec", (CRANFIELD / "run_bm25.trec").read_bytes(), "BM25")]
+    options = {"clock": clock} if clock else {}
+    with open_store(data_dir=store_dir, **options) as store:
+        refs = [DatasetRef(store.put_dataset(data, kind=kind, filename=name), kind, name, system=system, format="trec")
+                for kind, name, data, system in files]
+        return store.save_workspace("from the test", refs, expires_in_days=expires_in_days), files
+
+
+def test_save_and_share_from_the_sidebar_stores_every_file_and_the_view(store_dir):
+    at = open_page("compare", query={"compare_a": "BM25L", "compare_b": "BM25", "compare_test": "t-test"},
+                   url="http://evalsuite.test:8501/compare")
+    link, token = save_from(at, "share", "Cranfield <b>bold</b> [x](http://evil.test)", days=30)
+    parts = urlsplit(link)
+    assert (parts.scheme, parts.netloc, parts.path) == ("http", "evalsuite.test:8501", "/compare")
+    query = parse_qs(parts.query)
+    # Every widget of the view bound to the URL, with its value; the id; nothing else.
+    assert query["compare_a"] == ["BM25L"] and query["compare_b"] == ["BM25"] and query["compare_test"] == ["t-test"]
+    assert query["compare_metrics"] == ["ndcg@10", "map@100", "mrr@10", "recall@100"]
+    assert query["compare_source"] == ["ranking runs"] and query["compare_alpha"] == ["0.05"]
+    assert query["compare_regressions"] == ["false"] and query["rel_level"] == ["1"]
+    assert query["compare_metric"] == ["ndcg@10"] and len(query["compare_query"]) == 1
+    assert set(query) == {"ws", "rel_level", "compare_source", "compare_a", "compare_b", "compare_metrics",
+                          "compare_test", "compare_correction", "compare_alpha", "compare_metric",
+                          "compare_regressions", "compare_query"}
+    workspace_id = check_workspace_id(query["ws"][0])
+    assert token not in link and len(token) >= 40
+    assert at.query_params["ws"] == workspace_id  # the address bar reopens it too
+    # The name is shown as text, never as markup.
+    success = at.success[0].value
+    assert "<b>" not in success and "](http" not in success
+    assert texts(at.success)[0] == "Saved workspace Cranfield <b>bold</b> [x](http://evil.test)"
+
+    with open_store(data_dir=store_dir) as store:
+        workspace = store.load_workspace(workspace_id)
+        assert workspace.name == "Cranfield <b>bold</b> [x](http://evil.test)"
+        assert [(r.kind, r.filename, r.digest, r.system) for r in workspace.datasets] == [
+            (kind, path.name, sha256(path.read_bytes()), system) for kind, path, system in SAMPLE_FILES]
+        for ref, (_, path, _) in zip(workspace.datasets, SAMPLE_FILES):
+            assert store.get_dataset(ref.digest) == path.read_bytes()
+        assert workspace.expires_at - workspace.created_at == timedelta(days=30)
+        store.delete_workspace(workspace_id, token)  # the token shown is the owner's
+        assert store.list_workspaces([workspace_id])[0].status == "deleted"
+
+
+def test_done_hides_the_owner_token():
+    at = open_page("overview")
+    save_from(at, "share", "once")
+    at.button(key="share_result_done").click().run()
+    assert not at.code and not at.success
+
+
+def test_link_opens_the_workspace_in_place_of_the_sample_data_with_the_view(store_dir):
+    saved, files = saved_workspace(store_dir)
+    at = open_page("overview", query={"ws": saved.workspace_id, "overview_metrics": ["ndcg", "map"],
+                                      "overview_k": ["5"]})
+    assert not at.error, texts(at.error)
+    shown = at.dataframe[0].value
+    assert list(shown.index) == ["Mine", "BM25"]  # the workspace's runs, in its order; no sample run
+    qrels = es.read_qrels(files[0][2])
+    for system, data in (("Mine", MINE), ("BM25", files[2][2])):
+        expected = es.evaluate(qrels, es.read_run(data), ["ndcg@5", "map@5"]).means
+        assert shown.loc[system, "ndcg@5"] == pytest.approx(expected["ndcg@5"], abs=1e-12)
+        assert shown.loc[system, "map@5"] == pytest.approx(expected["map@5"], abs=1e-12)
+    assert at.multiselect(key="overview_metrics").value == ["ndcg", "map"]
+    assert at.multiselect(key="overview_k").value == [5]
+    assert at.query_params["ws"] == saved.workspace_id
+    assert "Workspace: from the test" in texts(at.sidebar.caption)
+
+    at.switch_page("pages/rag_quality.py").run()
+    assert at.info and "No per-request records" in at.info[0].value  # the samples' records are gone
+    assert at.query_params["ws"] == saved.workspace_id  # kept on every page while the data is unchanged
+
+    at.switch_page("pages/data.py").run()
+    runs = at.dataframe[0].value
+    assert runs["system"].tolist() == ["Mine", "BM25"] and runs["sample"].tolist() == [False, True]
+    listed = workspace_table(at)
+    assert listed[["name", "status", "yours", "files"]].values.tolist() == [["from the test", "active", "opened", 3]]
+    assert f"data_ws_delete_{saved.workspace_id}" not in [b.key for b in at.button]  # no owner token here
+
+
+def test_changing_the_data_drops_the_workspace_from_the_url(store_dir):
+    saved, _ = saved_workspace(store_dir)
+    at = open_page("data", query={"ws": saved.workspace_id})
+    assert at.query_params["ws"] == saved.workspace_id
+    other = MINE.replace(b"mine", b"other").replace(b" 184 ", b" 9 ")
+    at.session_state["data_pending"] = [("run", "other.trec", other)]
+    at.run()
+    assert "ws" not in at.query_params  # the URL no longer claims to be that workspace
+    assert texts(at.subheader)[1] == "Runs (3)"
+
+
+def _bad_link(case: str, store_dir) -> str:
+    if case == "malformed":
+        return "[click me](http://evil.test) <b>x</b>"
+    if case == "unknown":
+        return new_workspace_id()
+    if case == "damaged":
+        saved, _ = saved_workspace(store_dir)
+        first = saved.workspace_id[0]
+        return ("B" if first == "A" else "A") + saved.workspace_id[1:]
+    if case == "deleted":
+        saved, _ = saved_workspace(store_dir)
+        with open_store(data_dir=store_dir) as store:
+            store.delete_workspace(saved.workspace_id, saved.owner_token)
+        return saved.workspace_id
+    if case == "expired":  # saved three days ago to expire after one
+        saved, _ = saved_workspace(store_dir, clock=lambda: time.time() - 3 * 86400, expires_in_days=1)
+        return saved.workspace_id
+    raise AssertionError(case)
+
+
+@pytest.mark.parametrize("case,expected", [
+    ("malformed", "this is not a workspace id"),
+    ("damaged", "this workspace id fails its check: the link was changed or mistyped"),
+    ("unknown", "no workspace with this id is stored here"),
+    ("deleted", "this workspace was deleted by its owner on"),
+    ("expired", "this workspace expired on"),
+])
+def test_a_link_that_cannot_be_opened_says_why_and_the_sample_data_stays(store_dir, case, expected):
+    workspace_id = _bad_link(case, store_dir)
+    at = open_page("overview", query={"ws": workspace_id})
+    errors = texts(at.error)
+    assert len(errors) == 1, errors
+    assert errors[0].startswith("This shared workspace cannot be opened: " + expected), errors[0]
+    assert errors[0].endswith("Showing the sample data instead.")
+    assert "<b>" not in at.error[0].value and "](http" not in at.error[0].value
+    assert list(at.dataframe[0].value.index) == ["BM25", "BM25L"]  # the dashboard works on
+    at.button(key="ws_problem_dismiss").click().run()
+    assert "ws" not in at.query_params and not at.error
+
+
+def test_damaged_bytes_in_the_store_are_reported_not_used(store_dir):
+    saved, files = saved_workspace(store_dir)
+    digest = sha256(MINE)
+    with sqlite3.connect(store_dir / "workspaces.sqlite3") as conn:  # changed outside EvalSuite
+        conn.execute("UPDATE evalsuite_dataset_blobs SET data = ? WHERE digest = ?", (MINE.replace(b"184", b"185"),
+                                                                                      digest))
+    conn.close()
+    at = open_page("overview", query={"ws": saved.workspace_id})
+    errors = texts(at.error)
+    assert len(errors) == 1 and "do not match its SHA-256" in errors[0], errors
+    assert list(at.dataframe[0].value.index) == ["BM25", "BM25L"]  # nothing of the workspace was loaded
+
+
+def test_workspace_with_a_file_that_no_longer_reads_opens_the_rest(store_dir):
+    files = [("qrels", "qrels.trec", (CRANFIELD / "qrels.trec").read_bytes(), None),
+             ("run", "mine.trec", MINE, "Mine"), ("run", "broken.trec", b"1 Q0 d1 1 not-a-score t\n", "Broken")]
+    saved, _ = saved_workspace(store_dir, files=files)
+    at = open_page("data", query={"ws": saved.workspace_id})
+    warnings = texts(at.warning)
+    assert any(w.startswith("Workspace 'from the test' opened, but 1 of its files could not be read") for w in warnings)
+    assert any("broken.trec, line 1, field 'score'" in e for e in texts(at.error)), texts(at.error)
+    assert at.dataframe[0].value["system"].tolist() == ["Mine"]
+    assert "ws" in at.query_params  # still the link's, but not claimed as this session's workspace
+
+
+def test_store_that_cannot_be_opened_leaves_everything_else_working(monkeypatch):
+    monkeypatch.setenv("EVALSUITE_STORE_URL", "mysql://user:secret@db.example/evalsuite")
+    at = open_page("data")
+    infos = texts(at.info)
+    assert any(t.startswith("Save and share is not available") and "sqlite:///" in t for t in infos), infos
+    assert all("secret" not in t for t in infos)  # the password is never shown
+    assert not at.error and texts(at.subheader)[1:4] == ["Runs (2)", "Qrels (1)", "Per-request records (2)"]
+    at = open_page("overview", query={"ws": new_workspace_id()})
+    errors = texts(at.error)
+    assert len(errors) == 1 and errors[0].startswith("This shared workspace cannot be opened"), errors
+    assert list(at.dataframe[0].value.index) == ["BM25", "BM25L"]
+
+
+def test_local_store_caps_default_and_configured(monkeypatch):
+    at = open_page("data")
+    assert "Files of up to 300 MiB each and 1,024 MiB per workspace can be saved." in texts(at.caption)
+    monkeypatch.setenv("EVALSUITE_MAX_DATASET_MB", "5")
+    monkeypatch.setenv("EVALSUITE_MAX_WORKSPACE_MB", "12")
+    at = open_page("data")
+    assert "Files of up to 5 MiB each and 12 MiB per workspace can be saved." in texts(at.caption)
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB ({n:,} bytes)"
+
+
+def test_store_settings_from_secrets_and_environment(monkeypatch, tmp_path):
+    monkeypatch.delenv("EVALSUITE_DATA_DIR")
+    secrets = {"evalsuite": {"data_dir": str(tmp_path / "from-secrets"), "max_dataset_mb": 7}}
+    at = open_page("data", secrets=secrets)
+    assert "Files of up to 7 MiB each and 1,024 MiB per workspace can be saved." in texts(at.caption)
+    save_from(at, "data_share", "in the secrets' folder")
+    with open_store(data_dir=tmp_path / "from-secrets") as store:
+        assert store.usage().n_active_workspaces == 1
+    monkeypatch.setenv("EVALSUITE_MAX_DATASET_MB", "5")  # the environment wins over the secrets
+    at = open_page("data", secrets=secrets)
+    assert "Files of up to 5 MiB each and 1,024 MiB per workspace can be saved." in texts(at.caption)
+
+
+@pytest.mark.parametrize("cap", ["dataset", "workspace"])
+def test_size_caps_refuse_before_anything_is_written(monkeypatch, store_dir, cap):
+    sizes = {path.name: path.stat().st_size for _, path, _ in SAMPLE_FILES}
+    largest = max(sizes, key=sizes.get)
+    assert largest == "ragtruth_qa.jsonl" and 2**20 < sizes[largest] < 2 * 2**20 and 4 * 2**20 < sum(sizes.values())
+    if cap == "dataset":  # 1 MiB: only the largest file is over
+        settings = {"EVALSUITE_MAX_DATASET_MB": "1"}
+        expected = (f"ragtruth_qa.jsonl: this records file is {_mib(sizes[largest])}; the workspace store keeps at "
+                    f"most {_mib(2**20)} per file")
+    else:  # 4 MiB: every file fits, all of them together do not
+        settings = {"EVALSUITE_MAX_WORKSPACE_MB": "4"}
+        expected = (f"this session: the files of this session come to {_mib(sum(sizes.values()))}; the workspace "
+                    f"store keeps at most {_mib(4 * 2**20)} per workspace")
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+    at = open_page("data")
+    at.text_input(key="data_share_name").input("too big")
+    at.button(key="data_share_submit").click().run()
+    errors = texts(at.error)
+    assert len(errors) == 1 and errors[0].startswith(expected), errors
+    assert not at.code
+    with open_store(data_dir=store_dir) as store:
+        usage = store.usage()
+    assert usage.n_datasets == 0 and usage.n_active_workspaces == 0
+
+
+def test_delete_from_the_data_page(store_dir):
+    at = open_page("data", url="http://evalsuite.test/")
+    link, _ = save_from(at, "data_share", "to delete")
+    workspace_id = parse_qs(urlsplit(link).query)["ws"][0]
+    listed = workspace_table(at)
+    assert listed[["name", "status", "yours"]].values.tolist() == [["to delete", "active", "saved here"]]
+    at.button(key=f"data_ws_delete_{workspace_id}").click().run()
+    listed = workspace_table(at)
+    assert listed["status"].tolist() == ["deleted"]
+    assert "ws" not in at.query_params
+    again = open_page("overview", query={"ws": workspace_id})
+    assert "this workspace was deleted by its owner" in texts(again.error)[0]
+
+
+def test_delete_with_id_and_owner_token(store_dir):
+    saved, _ = saved_workspace(store_dir)
+    at = open_page("data")
+    at.text_input(key="data_ws_delete_id").input(saved.workspace_id)
+    at.text_input(key="data_ws_delete_token").input("not the token")
+    at.button(key="data_ws_delete_submit").click().run()
+    assert any("this owner token does not belong to this workspace" in e for e in texts(at.error)), texts(at.error)
+    with open_store(data_dir=store_dir) as store:
+        assert store.list_workspaces([saved.workspace_id])[0].status == "active"
+    # A whole share link works as well as the bare id.
+    at.text_input(key="data_ws_delete_id").input(f"https://evalsuite.test/compare?compare_a=BM25&ws={saved.workspace_id}")
+    at.text_input(key="data_ws_delete_token").input(saved.owner_token)
+    at.button(key="data_ws_delete_submit").click().run()
+    assert not at.error and any(s.startswith("Deleted") for s in texts(at.success))
+    with open_store(data_dir=store_dir) as store:
+        assert store.list_workspaces([saved.workspace_id])[0].status == "deleted"
+
+
+# ----------------------------------------------------------------------------------------------
+# Download report: the HTML is built when the button is clicked (a deferred download).
+
+
+@pytest.fixture
+def deferred_downloads(monkeypatch):
+    """{file name: the callable a deferred st.download_button registered} (AppTest cannot click
+    through to the file, so the test calls the callable itself)."""
+    captured = {}
+    original = MediaFileManager.add_deferred
+
+    def add_deferred(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
+        captured[file_name] = data_callable
+        return original(self, data_callable, mimetype, coordinates, file_name=file_name, **kwargs)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", add_deferred)
+    return captured
+
+
+def report_of(captured: dict, page: str) -> str:
+    names = [n for n in captured if n and n.startswith(f"evalsuite-report-{page}-") and n.endswith(".html")]
+    assert names, list(captured)
+    return captured[names[-1]]().decode("utf-8")
+
+
+def test_report_of_the_compare_page_has_the_numbers_the_charts_and_the_stamp(deferred_downloads, cranfield):
+    qrels, runs = cranfield
+    metrics = ["ndcg@10", "recall@100"]
+    at = open_page("compare", query={"compare_a": "BM25L", "compare_b": "BM25", "compare_test": "t-test",
+                                     "compare_correction": "bonferroni", "compare_metrics": metrics})
+    text = report_of(deferred_downloads, "compare")
+    assert text.startswith("<!DOCTYPE html>")
+    # Stamp: version, settings, conventions, SHA-256 of every input (hashlib on the files).
+    assert f"EvalSuite {es.__version__}" in text
+    for _, path, _ in SAMPLE_FILES:
+        assert sha256(path.read_bytes()) in text, path.name
+    for setting in ("<th>test</th><td>t-test</td>", "<th>correction</th><td>bonferroni</td>",
+                    "<th>alpha</th><td>0.05</td>", "<th>seed</th><td>0</td>", "<th>rel_level</th><td>1</td>",
+                    "<th>query policy</th><td>qrels: queries in the qrels (trec_eval -c"):
+        assert setting in text, setting
+    assert "ties by doc id descending (trec_eval)" in text and "records: faithfulness" in text
+    # The comparison: compare() on the same input, 4 decimals as the report prints.
+    expected = compare(qrels, {"BM25L": runs["BM25L"], "BM25": runs["BM25"]}, metrics=metrics, test="t-test",
+                       correction="bonferroni", baseline="BM25L").table
+    for row in expected.itertuples():
+        for value in (row.mean_baseline, row.mean_system, row.diff, row.ci_low, row.ci_high, row.p_adjusted):
+            assert f"<td>{value:.4f}</td>" in text, (row.metric, value)
+    # The overview: evaluate() means of the Overview page's default metrics.
+    means = es.evaluate(qrels, runs["BM25"], ["ndcg@10", "map@100"]).means
+    assert f"<td>{means['ndcg@10']:.4f}</td>" in text and f"<td>{means['map@100']:.4f}</td>" in text
+    # The charts of the view: the Compare page's two, with plotly.js inlined once.
+    assert text.count("Plotly.newPlot(") == 2 and text.count("plotly.js v") == 1
+    assert not re.search(r"<(script|link)[^>]+(src|href)=[\"']?https?:", text)
+    assert at.download_button(key="report_download").proto.label == "Download report"
+
+
+def test_report_carries_the_overview_selection_and_escapes_user_text(deferred_downloads):
+    data = MINE.replace(b"mine", b"<img/src=x/onerror=alert(1)>")
+    at = open_page("overview", pending=[("run", "x.trec", data)],
+                   query={"overview_metrics": ["precision"], "overview_k": ["5"]})
+    assert "<img/src=x/onerror=alert(1)>" in list(at.dataframe[0].value.index)
+    text = report_of(deferred_downloads, "overview")
+    assert "<img/src=x/onerror=alert(1)>" not in text and "&lt;img/src=x/onerror=alert(1)&gt;" in text
+    assert "<th>overview metrics</th><td><pre>[\n &quot;precision@5&quot;\n]</pre>" in text
+    assert text.count("Plotly.newPlot(") == 1  # the Overview page's chart
+    assert sha256(data) in text
+    # A report made on another page keeps the Overview selection and has that page's charts.
+    at.switch_page("pages/latency.py").run()
+    text = report_of(deferred_downloads, "latency")
+    assert "&quot;precision@5&quot;" in text and text.count("Plotly.newPlot(") == 3

@@ -6,11 +6,13 @@ Skipped with a reason when Playwright (``pip install playwright``) or Debian's c
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -43,18 +45,41 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-class Server:
-    """``streamlit run app.py`` on a free loopback port, up once ``/_stcore/health`` answers."""
+# Every test server keeps its workspace store here unless a test names another place, so the
+# browser tests never write to ~/.evalsuite.
+_STORE_DIR = tempfile.mkdtemp(prefix="evalsuite-browser-store-")
+atexit.register(shutil.rmtree, _STORE_DIR, ignore_errors=True)
 
-    def __init__(self) -> None:
-        self.port = free_port()
+
+class Server:
+    """``streamlit run app.py`` on a loopback port, up once ``/_stcore/health`` answers.
+
+    Parameters
+    ----------
+    env : dict, optional
+        Extra environment variables for the server (e.g. ``EVALSUITE_DATA_DIR`` or
+        ``EVALSUITE_STORE_URL``); by default the store is SQLite in a temporary folder shared by the
+        test session.
+    port : int, optional
+        The port to listen on (default: a free one). :meth:`restart` keeps it, so links made before
+        a restart still point at the server.
+    """
+
+    def __init__(self, env: dict[str, str] | None = None, port: int | None = None) -> None:
+        self.env = {"EVALSUITE_DATA_DIR": _STORE_DIR, **(env or {})}
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log = open(REPO / "test-output" / f"streamlit-{self.port}.log", "wb")
+        self.starts = 0
+        self.start()
+
+    def start(self) -> None:
+        self.starts += 1
+        self.log = open(REPO / "test-output" / f"streamlit-{self.port}-{self.starts}.log", "wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(self.port),
              "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
              "--server.fileWatcherType", "none"],
-            cwd=REPO, stdout=self.log, stderr=subprocess.STDOUT)
+            cwd=REPO, stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, **self.env})
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -77,6 +102,12 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
         self.log.close()
+
+    def restart(self) -> None:
+        """Stop the server and start a new process on the same port with the same environment:
+        nothing survives in memory (caches, sessions), only what the store keeps."""
+        self.stop()
+        self.start()
 
 
 @pytest.fixture(scope="session")
@@ -107,6 +138,23 @@ def fresh_server(output_dir):
     srv = Server()
     yield srv
     srv.stop()
+
+
+@pytest.fixture
+def start_server(output_dir):
+    """Start servers with extra environment variables: ``start_server(env={...})`` returns a
+    :class:`Server` (call its ``restart()`` for a cold restart on the same port); all are stopped
+    at the end of the test."""
+    started: list[Server] = []
+
+    def start(env: dict[str, str] | None = None) -> Server:
+        srv = Server(env=env)
+        started.append(srv)
+        return srv
+
+    yield start
+    for srv in started:
+        srv.stop()
 
 
 @pytest.fixture
