@@ -116,6 +116,20 @@ def pair_keys(group: np.ndarray, keys: np.ndarray) -> np.ndarray:
         return mix64(keys ^ mix64(group.astype(np.uint64) + _U64(0x632BE59BD9B4E019)))
 
 
+def group_keys(group: np.ndarray, keys: np.ndarray, n_groups: int) -> np.ndarray:
+    """One uint64 per (group, string key) that sorts by group first.
+
+    With fewer than 2**24 groups the group index fills the top 24 bits and the string key's
+    top 40 bits the rest, so rows that are grouped already (a run's queries, a record's list
+    items) stay nearly sorted: sorting and searching them is cheap and cache-friendly. Two
+    different strings of one group share a key with odds about 2**-40, which callers detect by
+    comparing the strings. With more groups it falls back to :func:`pair_keys`.
+    """
+    if n_groups < (1 << 24):
+        return (group.astype(np.uint64) << _U64(40)) | (keys >> _U64(24))
+    return pair_keys(group, keys)
+
+
 def strings_equal(a: pa.Array | pa.ChunkedArray, a_idx: np.ndarray, b: pa.Array | pa.ChunkedArray, b_idx: np.ndarray) -> np.ndarray:
     """Elementwise ``a[a_idx] == b[b_idx]`` for two Arrow string arrays, as a numpy bool array."""
     if len(a_idx) == 0:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ._keys import pair_keys, strings_equal
+from ._keys import group_keys, strings_equal
 from .data import Qrels, Run
 from .errors import EvalSuiteError
 from .metric_names import MetricSpec, parse_metric
@@ -189,11 +189,13 @@ def _lookup_grades(run: Run, rows: np.ndarray, row_query: np.ndarray, qrels: Qre
                    qrels_query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Grade and judged flag of each selected run row, joined on (query, doc id).
 
-    Uses 64-bit keys with searchsorted, then checks every match on the strings; any key
-    collision sends the whole join to the exact string path.
+    Uses 64-bit (query, doc) keys with searchsorted (run rows come grouped by query, so the
+    search walks the sorted qrels keys nearly in order), then checks every match on the strings;
+    any key collision sends the whole join to the exact string path.
     """
-    run_keys = pair_keys(row_query, run.doc_keys[rows])
-    qrels_keys = pair_keys(qrels_query, qrels.doc_keys[qrels_rows])
+    n_groups = int(max(row_query.max(initial=-1), qrels_query.max(initial=-1))) + 1
+    run_keys = group_keys(row_query, run.doc_keys[rows], n_groups)
+    qrels_keys = group_keys(qrels_query, qrels.doc_keys[qrels_rows], n_groups)
     order = np.argsort(qrels_keys, kind="stable")
     sorted_keys = qrels_keys[order]
     if sorted_keys.size > 1 and bool(np.any(sorted_keys[1:] == sorted_keys[:-1])):

@@ -516,16 +516,14 @@ def _finish_records(arrays: dict, n_rows: int, source: str, line_of, warnings: l
 
 def _row_with_repeated_item(lists: pa.Array) -> int | None:
     """First row whose list holds the same string twice (hash keys, confirmed on the strings)."""
-    from ._keys import pair_keys, string_keys
+    from ._keys import group_keys, string_keys
 
     flat = pc.list_flatten(lists)
     if len(flat) < 2:
         return None
     parent = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False).astype(np.int64)
-    keys = string_keys(flat)
-    # Row in the top 24 bits: rows are already grouped, so the stable sort is nearly linear.
-    packed = ((parent.astype(np.uint64) << np.uint64(40)) | (keys >> np.uint64(24))
-              if len(lists) < (1 << 24) else pair_keys(parent, keys))
+    # Rows are grouped already, so the stable sort of (row, id) keys is nearly linear.
+    packed = group_keys(parent, string_keys(flat), len(lists))
     ordered = np.sort(packed, kind="stable")
     clash = ordered[1:][ordered[1:] == ordered[:-1]]
     if clash.size == 0:
@@ -962,7 +960,7 @@ def _ranking_per_record(table: pa.Table, k: int, rel_level: float) -> dict[str, 
     sort is cheap - and every match is confirmed on the strings. The metrics then come from the
     same kernel as :func:`evalsuite.evaluate`, so the conventions are identical.
     """
-    from ._keys import string_keys
+    from ._keys import group_keys, string_keys
     from .metric_names import MetricSpec
     from .ranking import JudgedRanking, compute_metrics, group_positions
 
@@ -984,17 +982,8 @@ def _ranking_per_record(table: pa.Table, k: int, rel_level: float) -> dict[str, 
     run_parent, rel_parent = run_parent[run_keep], rel_parent[rel_keep]
     grades = pc.list_flatten(grades_all).take(pa.array(rel_keep)).to_numpy(zero_copy_only=False)
 
-    # (record, id) packed as record in the top 24 bits and 40 bits of the id's hash; a record
-    # index past 2**24 would need more bits, so very large inputs fall back to a full hash.
-    def packed(parent, docs):
-        keys = string_keys(docs)
-        if n < (1 << 24):
-            return (parent.astype(np.uint64) << np.uint64(40)) | (keys >> np.uint64(24))
-        from ._keys import pair_keys
-
-        return pair_keys(parent, keys)
-
-    run_keys, rel_keys = packed(run_parent, run_docs), packed(rel_parent, rel_docs)
+    run_keys = group_keys(run_parent, string_keys(run_docs), n)
+    rel_keys = group_keys(rel_parent, string_keys(rel_docs), n)
     order = np.argsort(rel_keys, kind="stable")
     sorted_rel = rel_keys[order]
     row_grade = np.zeros(run_parent.size)
