@@ -25,6 +25,8 @@ from collections.abc import Callable
 
 import streamlit as st
 
+import evalsuite
+
 from . import share, store, ui, view, workspaces
 from .constants import KEY_QRELS, KEY_REL_LEVEL, PAGES, REPO
 
@@ -51,7 +53,7 @@ def _sidebar() -> None:
                      help="Judgements used by the ranking pages")
         ui.bound(st.number_input, "Relevant from grade", min_value=1, max_value=100, value=1, step=1,
                  key=KEY_REL_LEVEL, help="Minimum grade that counts as relevant (trec_eval -l, ranx rel_lvl)")
-        st.caption("EvalSuite " + __import__("evalsuite").__version__)
+        st.caption("EvalSuite " + evalsuite.__version__)
 
 
 def main() -> None:
