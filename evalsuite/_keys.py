@@ -7,6 +7,8 @@ exact join when a collision is found. Keys are an accelerator, never the source 
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -17,6 +19,8 @@ _U64 = np.uint64
 _GOLDEN = _U64(0x9E3779B97F4A7C15)
 # Odd 64-bit multiplier between the 8-byte words of a string.
 _MULTIPLIER = _U64(0xD6E8FEB86659FD93)
+# Longer ids are hashed one by one (see _slice_keys).
+_LONG_ID = 256
 # Rows hashed per step: bounds the temporary arrays to a few tens of MB whatever the run size.
 _SLICE_ROWS = 1 << 20
 
@@ -69,20 +73,32 @@ def _slice_keys(arr: pa.Array) -> np.ndarray:
     lengths = np.diff(offsets)
     starts = offsets[:-1] - first
     h = lengths.astype(np.uint64) * _GOLDEN
+    # Ids longer than _LONG_ID bytes are hashed one by one with BLAKE2b (they are rare, and the
+    # word loop below costs one pass over all active rows per 8 bytes of the longest id).
+    shortest, longest = int(lengths.min()), int(lengths.max())
+    if shortest > 0 and longest <= _LONG_ID:
+        active = np.arange(n)  # every row: the loop below then needs no gathers on its first word
+    else:
+        for row in np.flatnonzero(lengths > _LONG_ID).tolist():
+            digest = hashlib.blake2b(padded[starts[row]:starts[row] + lengths[row]].tobytes(), digest_size=8).digest()
+            h[row] = np.uint64(int.from_bytes(digest, "little"))
+        active = np.flatnonzero((lengths > 0) & (lengths <= _LONG_ID))
     with np.errstate(over="ignore"):
-        for j in range(0, int(lengths.max()), 8):
-            remaining = lengths - j
-            word = words[np.minimum(starts + j, size)] if j else words[starts]
-            np.bitwise_and(word, _KEEP[np.clip(remaining, 0, 8)], out=word)
-            np.bitwise_xor(word, h, out=word)
+        j = 0
+        while active.size:
+            every = active.size == n  # the usual first word: no gathers through ``active``
+            remaining = (lengths if every else lengths[active]) - j
+            word = words[(starts if every else starts[active]) + j]
+            np.bitwise_and(word, _KEEP[np.minimum(remaining, 8)], out=word)
+            np.bitwise_xor(word, h if every else h[active], out=word)
             mix64(word, out=word)
             np.multiply(word, _MULTIPLIER, out=word)
-            # Strings already consumed keep their value, so a key never depends on its neighbours.
-            active = remaining > 0
-            if active.all():
+            if every:
                 h = word
             else:
-                np.copyto(h, word, where=active)
+                h[active] = word
+            j += 8
+            active = active[remaining > 8]  # only the longer ids need another word
     return mix64(h, out=h)
 
 

@@ -257,9 +257,11 @@ def effect_size(differences) -> float:
     """Standardised mean difference of paired values: ``mean(d) / std(d, ddof=1)``.
 
     Cohen's d for paired samples (often written d_z): how many standard deviations of the
-    per-query differences the mean difference is. When the differences have no spread
-    (``std == 0``) the ratio is undefined; this returns 0.0 when every difference is 0 (no
-    effect) and ``+inf`` / ``-inf`` when every query moves by the same non-zero amount.
+    per-query differences the mean difference is. When the differences have no spread the
+    ratio is undefined; this returns 0.0 when every difference is 0 (no effect) and ``+inf`` /
+    ``-inf`` when every query moves by the same non-zero amount. "The same" allows for float
+    rounding: a spread (max - min) within 1e-9 of the largest difference's size counts as none,
+    so 0.2 - 0.1 and 0.6 - 0.5 are the same move.
 
     Parameters
     ----------
@@ -273,9 +275,11 @@ def effect_size(differences) -> float:
     d = np.asarray(differences, dtype=np.float64)
     if d.size == 0:
         raise EvalSuiteError("no differences to measure", field="differences")
-    if np.all(d == d[0]):
-        # Tested exactly: np.std of equal values can be 1e-17 instead of 0 (rounding of the mean).
-        return 0.0 if d[0] == 0.0 else math.copysign(math.inf, float(d[0]))
+    size = float(np.max(np.abs(d)))
+    if float(np.ptp(d)) <= 1e-9 * size or size == 0.0:
+        # np.std of (nearly) equal values is rounding noise (1e-17), not a spread.
+        mean = float(np.mean(d))
+        return 0.0 if size == 0.0 else math.copysign(math.inf, mean)
     return float(np.mean(d)) / float(np.std(d, ddof=1))
 
 

@@ -141,7 +141,7 @@ class Run(_Ranked):
         if not isinstance(run, Mapping):
             raise EvalSuiteError("a run must be a mapping {query_id: {doc_id: score}}", field="run", value=type(run).__name__)
         q, d, s = _flatten_nested(run, "run", "score")
-        return build_run(pa.array(q, pa.string()), pa.array(d, pa.string()), np.asarray(s, dtype=np.float64),
+        return build_run(_strings(q, "run"), _strings(d, "run"), np.asarray(s, dtype=np.float64),
                          name=name, source="run", duplicates=duplicates)
 
     @classmethod
@@ -190,7 +190,7 @@ class Qrels(_Ranked):
         if not isinstance(qrels, Mapping):
             raise EvalSuiteError("qrels must be a mapping {query_id: {doc_id: grade}}", field="qrels", value=type(qrels).__name__)
         q, d, g = _flatten_nested(qrels, "qrels", "grade")
-        return build_qrels(pa.array(q, pa.string()), pa.array(d, pa.string()), np.asarray(g, dtype=np.float64),
+        return build_qrels(_strings(q, "qrels"), _strings(d, "qrels"), np.asarray(g, dtype=np.float64),
                            name=name, source="qrels", duplicates=duplicates)
 
     @classmethod
@@ -211,6 +211,24 @@ def _ranks(counts: np.ndarray) -> np.ndarray:
     return np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(starts, counts)
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def _strings(values: list, source: str) -> pa.Array:
+    """Python strings as an Arrow string array; a lone surrogate is an EvalSuiteError."""
+    try:
+        return pa.array(values, pa.string())
+    except UnicodeEncodeError:
+        bad = next(v for v in values if isinstance(v, str) and not _encodable(v))
+        raise EvalSuiteError("an id that is not valid Unicode (a lone surrogate such as \\ud800)", source=source,
+                             field="id", value=bad) from None
+
+
 def _flatten_nested(mapping: Mapping, what: str, value_name: str):
     queries, docs, values = [], [], []
     for qid, inner in mapping.items():
@@ -221,12 +239,20 @@ def _flatten_nested(mapping: Mapping, what: str, value_name: str):
         for doc, value in inner.items():
             if not isinstance(doc, str):
                 raise EvalSuiteError("doc ids must be strings", source=what, field=f"{qid}", value=doc)
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not _finite(value):
                 raise EvalSuiteError(f"the {value_name} must be a finite number", source=what, field=f"{qid} / {doc}", value=value)
             queries.append(qid)
             docs.append(doc)
             values.append(float(value))
     return queries, docs, values
+
+
+def _finite(value: numbers.Real) -> bool:
+    """``math.isfinite`` that also answers for integers too large for a float (they are not finite here)."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def _id_columns(frame: pd.DataFrame, query_col: str, doc_col: str) -> tuple[pa.Array, pa.Array]:
@@ -237,14 +263,17 @@ def _id_columns(frame: pd.DataFrame, query_col: str, doc_col: str) -> tuple[pa.A
         series = frame[col]
         if not (pd.api.types.is_string_dtype(series) or pd.api.types.is_object_dtype(series) or pd.api.types.is_integer_dtype(series)):
             raise EvalSuiteError(f"ids must be strings or integers, column {col!r} is {series.dtype}", field=field, value=str(series.dtype))
+        if series.isna().any():
+            row = int(np.flatnonzero(series.isna().to_numpy())[0])
+            raise EvalSuiteError("missing id", source="data frame", field=f"{col} (row {row})", value=None, has_value=False)
         if pd.api.types.is_integer_dtype(series):
-            out.append(pa.array(series.astype(str).to_numpy(), pa.string()))
+            out.append(pa.array(series.astype("int64").astype(str).to_numpy(), pa.string()))
             continue
         values = series.to_numpy(dtype=object)
         for i, v in enumerate(values):
             if not isinstance(v, str):
                 raise EvalSuiteError("ids must be strings", source="data frame", line=None, field=f"{col} (row {i})", value=v)
-        out.append(pa.array(values, pa.string()))
+        out.append(_strings(list(values), "data frame"))
     return out[0], out[1]
 
 
@@ -388,15 +417,16 @@ def _resolve_duplicates(groups, values, codes, query_ids, doc_ids, duplicates, w
         return None
     if duplicates == "error":
         group = groups[0]
-        row_a, row_b = (int(r) for r in sorted(group)[:2])
-        orig = (lambda r: int(perm[r])) if perm is not None else (lambda r: r)
-        lines = [where.line_of(orig(row_a)), where.line_of(orig(row_b))]
-        place = (f"{where.label}s {lines[0]} and {lines[1]}" if None not in lines
-                 else f"rows {orig(row_a) + 1} and {orig(row_b) + 1}")
+        orig = (lambda r: int(perm[r])) if perm is not None else (lambda r: int(r))
+        # The two first occurrences in file order (rows may have been re-sorted by score).
+        first, second = sorted(orig(r) for r in group)[:2]
+        lines = [where.line_of(first), where.line_of(second)]
+        place = f"{where.label}s {lines[0]} and {lines[1]}" if None not in lines else f"rows {first + 1} and {second + 1}"
+        doc = doc_ids[int(group[0])].as_py()
         raise where.error(
-            f"doc {doc_ids[row_a].as_py()!r} appears twice for query {query_ids[codes[row_a]]!r} ({place}; "
+            f"doc {doc!r} appears twice for query {query_ids[codes[int(group[0])]]!r} ({place}; "
             f"{len(groups)} duplicated pair(s) in all); trec_eval refuses this; pass duplicates='max' to keep the higher {field}",
-            orig(row_b), field="doc_id", value=doc_ids[row_a].as_py(),
+            second, field="doc_id", value=doc,
         )
     drop = []
     for group in groups:

@@ -9,7 +9,10 @@ __all__ = ["EvalSuiteError"]
 
 def _short(value: Any, limit: int = 80) -> str:
     """Return ``repr(value)`` cut to ``limit`` characters so a huge field cannot flood a message."""
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # an int past Python's 4300-digit printing limit
+        text = f"<{type(value).__name__} too large to print>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -174,12 +174,12 @@ def _ranks(counts: np.ndarray) -> np.ndarray:
 
 def _exact_grades(run: Run, rows: np.ndarray, row_query: np.ndarray, qrels: Qrels, qrels_rows: np.ndarray,
                   qrels_query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Exact (string) join of run rows with judgements; used only after a key collision."""
+    """Exact (string) join of run rows with judgements; used only for queries with a key collision."""
     left = pd.DataFrame({"q": row_query, "d": run.doc_ids.take(pa.array(rows)).to_pylist()})
     right = pd.DataFrame({"q": qrels_query, "d": qrels.doc_ids.take(pa.array(qrels_rows)).to_pylist(),
                           "g": qrels.grades[qrels_rows]})
     merged = left.merge(right, on=["q", "d"], how="left", sort=False)
-    grades = merged["g"].to_numpy(dtype=np.float64, na_value=np.nan)
+    grades = np.array(merged["g"].to_numpy(dtype=np.float64, na_value=np.nan))  # a writable copy
     judged = ~np.isnan(grades)
     grades[~judged] = 0.0
     return grades, judged
@@ -190,29 +190,35 @@ def _lookup_grades(run: Run, rows: np.ndarray, row_query: np.ndarray, qrels: Qre
     """Grade and judged flag of each selected run row, joined on (query, doc id).
 
     Uses 64-bit (query, doc) keys with searchsorted (run rows come grouped by query, so the
-    search walks the sorted qrels keys nearly in order), then checks every match on the strings;
-    any key collision sends the whole join to the exact string path.
+    search walks the sorted qrels keys nearly in order), then checks every match on the strings.
+    A query where two different ids share a key (odds about 2**-40 per pair of its ids) is
+    joined again on the strings; the other queries keep the fast result, which is exact for
+    them because equal strings always have equal keys.
     """
-    n_groups = int(max(row_query.max(initial=-1), qrels_query.max(initial=-1))) + 1
+    grades = np.zeros(rows.size, dtype=np.float64)
+    judged = np.zeros(rows.size, dtype=bool)
+    if rows.size == 0 or qrels_rows.size == 0:
+        return grades, judged
+    n_groups = int(max(row_query.max(), qrels_query.max())) + 1
     run_keys = group_keys(row_query, run.doc_keys[rows], n_groups)
     qrels_keys = group_keys(qrels_query, qrels.doc_keys[qrels_rows], n_groups)
     order = np.argsort(qrels_keys, kind="stable")
     sorted_keys = qrels_keys[order]
-    if sorted_keys.size > 1 and bool(np.any(sorted_keys[1:] == sorted_keys[:-1])):
-        return _exact_grades(run, rows, row_query, qrels, qrels_rows, qrels_query)
-    grades = np.zeros(rows.size, dtype=np.float64)
-    judged = np.zeros(rows.size, dtype=bool)
-    if sorted_keys.size == 0 or rows.size == 0:
-        return grades, judged
-    pos = np.searchsorted(sorted_keys, run_keys)
-    np.minimum(pos, sorted_keys.size - 1, out=pos)
+    repeated = np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1])
+    suspect = set(qrels_query[order[repeated]].tolist())
+    pos = np.minimum(np.searchsorted(sorted_keys, run_keys), sorted_keys.size - 1)
     matched = np.flatnonzero(sorted_keys[pos] == run_keys)
     match_rows = qrels_rows[order[pos[matched]]]
-    same_query = qrels_query[order[pos[matched]]] == row_query[matched]
-    if not (bool(same_query.all()) and bool(strings_equal(run.doc_ids, rows[matched], qrels.doc_ids, match_rows).all())):
-        return _exact_grades(run, rows, row_query, qrels, qrels_rows, qrels_query)
-    grades[matched] = qrels.grades[match_rows]
-    judged[matched] = True
+    confirmed = (qrels_query[order[pos[matched]]] == row_query[matched]) & strings_equal(
+        run.doc_ids, rows[matched], qrels.doc_ids, match_rows)
+    suspect.update(row_query[matched[~confirmed]].tolist())
+    grades[matched[confirmed]] = qrels.grades[match_rows[confirmed]]
+    judged[matched[confirmed]] = True
+    if suspect:
+        redo = np.isin(row_query, np.fromiter(suspect, dtype=row_query.dtype))
+        redo_qrels = np.isin(qrels_query, np.fromiter(suspect, dtype=qrels_query.dtype))
+        grades[redo], judged[redo] = _exact_grades(run, rows[redo], row_query[redo], qrels, qrels_rows[redo_qrels],
+                                                   qrels_query[redo_qrels])
     return grades, judged
 
 

@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from .data import Qrels, Run, build_qrels, build_run
+from ._lines import csv_lines, nonblank_lines
 from .errors import EvalSuiteError
 
 __all__ = ["read_run", "read_qrels", "FORMATS", "load_bytes", "detect_format"]
@@ -155,10 +156,12 @@ def detect_format(data: bytes, name: str = "") -> str:
 
     Returns one of ``FORMATS``. ``.txt`` and unknown extensions are sniffed: Parquet magic,
     JSON (one document) or JSONL (one object per line), CSV or TSV with a recognised header,
-    otherwise TREC (whitespace separated).
+    otherwise TREC (whitespace separated). A ``.tsv`` or ``.csv`` file whose first line is not a
+    header of known column names is read as TREC, as MS MARCO's headerless ``qrels.dev.tsv``
+    (``qid 0 pid grade``, tab separated) needs.
     """
     ext = os.path.splitext(name.lower())[1]
-    if ext in _EXTENSIONS and _EXTENSIONS[ext] != "trec":
+    if ext in _EXTENSIONS and _EXTENSIONS[ext] not in ("trec", "csv", "tsv"):
         return _EXTENSIONS[ext]
     if data[:4] == b"PAR1":
         return "parquet"
@@ -175,6 +178,8 @@ def detect_format(data: bytes, name: str = "") -> str:
                 pass
         return "json"
     first = _first_data_line(head)
+    if ext == ".csv" and first is not None and "," in first:
+        return "csv"
     if first is not None and _looks_like_header(first):
         if "\t" in first:
             return "tsv"
@@ -243,7 +248,7 @@ def read_run(path_or_buffer: PathOrBuffer, format: str | None = None, *, name: s
     """
     inp = _load(path_or_buffer, source_name)
     fmt = _check_format(format, inp)
-    parsed = _PARSERS[fmt](inp, "run")
+    parsed = _parse(inp, fmt, "run")
     inp.release()  # the parsed columns are all that is needed now
     if parsed.n_rows == 0:
         raise EvalSuiteError("no run lines found (the file is empty or holds only comments)", source=inp.name)
@@ -280,7 +285,7 @@ def read_qrels(path_or_buffer: PathOrBuffer, format: str | None = None, *, dupli
     """
     inp = _load(path_or_buffer, source_name)
     fmt = _check_format(format, inp)
-    parsed = _PARSERS[fmt](inp, "qrels")
+    parsed = _parse(inp, fmt, "qrels")
     inp.release()
     if parsed.n_rows == 0:
         raise EvalSuiteError("no judgements found (the file is empty or holds only comments)", source=inp.name)
@@ -293,6 +298,20 @@ def read_qrels(path_or_buffer: PathOrBuffer, format: str | None = None, *, dupli
                              line_label=parsed.line_label)
     return build_qrels(parsed.query_ids, parsed.doc_ids, grades, source=inp.name, line_of=parsed.line_of,
                        duplicates=duplicates, warnings=parsed.warnings, line_label=parsed.line_label)
+
+
+def not_unicode_error(exc: UnicodeEncodeError, source: str | None) -> EvalSuiteError:
+    """The error for text holding a lone surrogate (JSON's \\ud800 escapes can produce one)."""
+    return EvalSuiteError("text that is not valid Unicode: a lone surrogate (JSON escapes such as \\ud800 can "
+                          "produce one); fix the id or text", source=source, field="text",
+                          value=exc.object[max(0, exc.start - 20): exc.end + 20])
+
+
+def _parse(inp: _Input, fmt: str, kind: str) -> _Parsed:
+    try:
+        return _PARSERS[fmt](inp, kind)
+    except UnicodeEncodeError as exc:
+        raise not_unicode_error(exc, inp.name) from None
 
 
 def _check_format(format: str | None, inp: _Input) -> str:
@@ -613,6 +632,10 @@ def _parse_delimited(inp: _Input, kind: str, delimiter: str) -> _Parsed:
     header_end = data.find(b"\n")
     header_line = _decode_or_explain(data[: header_end if header_end != -1 else len(data)], inp.name).rstrip("\r")
     header = [h.strip().strip('"') for h in header_line.split(delimiter)]
+    repeated = sorted({h for h in header if header.count(h) > 1})
+    if repeated:
+        raise EvalSuiteError(f"the header names column {repeated[0]!r} more than once", source=inp.name, line=1,
+                             field="header", value=header_line)
     roles = _roles(header, kind, inp.name)
     text_cols = {roles.query: pa.string(), roles.doc: pa.string()}
     value_cols = {c: pa.float64() for c in (roles.value, roles.rank) if c}
@@ -627,7 +650,7 @@ def _parse_delimited(inp: _Input, kind: str, delimiter: str) -> _Parsed:
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         _explain_delimited(inp, delimiter, header, roles, exc)
         raise  # _explain_delimited always raises
-    return _from_table(table, kind, inp.name, lambda row: row + 2)
+    return _from_table(table, kind, inp.name, csv_lines(data, delimiter))
 
 
 def _explain_delimited(inp: _Input, delimiter: str, header: list[str], roles: _Roles, exc: Exception) -> None:
@@ -673,14 +696,28 @@ def _reject_constant(value: str):
     raise ValueError(f"{value} is not allowed (scores and grades must be finite numbers)")
 
 
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    """``object_pairs_hook`` for json: a key given twice in one object is an error, not a silent overwrite."""
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key {key!r} appears twice in one JSON object")
+        out[key] = value
+    return out
+
+
 def _json_load(text: str, name: str, line_offset: int = 0):
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
         raise EvalSuiteError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=name,
                              line=exc.lineno + line_offset, field="json", value=text[max(0, exc.pos - 20): exc.pos + 20]) from None
+    except RecursionError:
+        raise EvalSuiteError("JSON nested too deeply to read", source=name, line=line_offset + 1 if line_offset else None,
+                             field="json") from None
     except ValueError as exc:
-        raise EvalSuiteError(f"invalid JSON: {exc}", source=name) from None
+        raise EvalSuiteError(f"invalid JSON: {exc}", source=name, line=line_offset + 1 if line_offset else None,
+                             field="json") from None
 
 
 def _parse_json(inp: _Input, kind: str) -> _Parsed:
@@ -745,13 +782,16 @@ def _parse_jsonl(inp: _Input, kind: str) -> _Parsed:
     data = inp.data
     if len(data) == 0 or not bytes(data[:65536]).strip():
         raise EvalSuiteError("the file is empty", source=inp.name)
-    has_blank = data[:1] == b"\n" or data.find(b"\n\n") != -1 or data.find(b"\n\r\n") != -1
-    if not has_blank:
-        try:
-            table = pajson.read_json(pa.BufferReader(pa.py_buffer(data)))
-            return _from_table(table, kind, inp.name, lambda row: row + 1)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            pass
+    try:
+        table = pajson.read_json(pa.BufferReader(pa.py_buffer(data)))
+        table.validate(full=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        table = None
+    if table is not None:
+        roles = _roles(table.column_names, kind, inp.name)
+        # Ids read as floats (integers past 2**63, say) lost digits: the exact path reads them.
+        if not any(pa.types.is_floating(table.schema.field(c).type) for c in (roles.query, roles.doc)):
+            return _from_table(table, kind, inp.name, nonblank_lines(data))
     # Slow path: blank lines, mixed id types, or an error to locate.
     text = _decode_or_explain(data, inp.name)
     rows, lines = [], []

@@ -87,7 +87,12 @@ class MetricSpec:
         return None
 
 
+MAX_CUTOFF = 10**9  # more than any ranked list; keeps k a machine integer
+
+
 def _parse_k(name: str, text: str) -> int:
+    if not re.fullmatch(r"[0-9]{1,10}", text) and re.fullmatch(r"[0-9]+", text):
+        raise EvalSuiteError(f"the cutoff k is too large (at most {MAX_CUTOFF:,})", field="metric", value=name)
     if not re.fullmatch(r"[0-9]+", text):
         raise EvalSuiteError(
             "the cutoff k must be a positive whole number, as in ndcg@10 or P_10",
@@ -96,6 +101,8 @@ def _parse_k(name: str, text: str) -> int:
     k = int(text)
     if k <= 0:
         raise EvalSuiteError("the cutoff k must be at least 1", field="metric", value=name)
+    if k > MAX_CUTOFF:
+        raise EvalSuiteError(f"the cutoff k is too large (at most {MAX_CUTOFF:,})", field="metric", value=name)
     return k
 
 

@@ -70,9 +70,7 @@ def as_judgement_lists(values, arg: str, graded: bool = False) -> pa.ListArray:
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     if isinstance(values, pa.Array):
-        if not pa.types.is_list(values.type) and not pa.types.is_large_list(values.type):
-            raise EvalSuiteError("expected a list per request", field=arg, value=str(values.type))
-        return values
+        return _checked_arrow_lists(values, arg, graded)
     if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
         raise EvalSuiteError("expected one list of judgements per request", field=arg, value=type(values).__name__)
     item_type = pa.float64() if graded else pa.bool_()
@@ -99,6 +97,27 @@ def as_judgement_lists(values, arg: str, graded: bool = False) -> pa.ListArray:
                 raise EvalSuiteError(f"a judgement must be {kind}", field=f"{arg}[{i}][{j}]", value=label)
         out.append(checked)
     return pa.array(out, type=pa.list_(item_type))
+
+
+def _checked_arrow_lists(values: pa.Array, arg: str, graded: bool) -> pa.ListArray:
+    """An Arrow list array of judgements, checked like Python input: True/False/None (0/1 allowed),
+    or grades in 0..1 when ``graded``."""
+    if not (pa.types.is_list(values.type) or pa.types.is_large_list(values.type)):
+        raise EvalSuiteError("expected a list of judgements per request", field=arg, value=str(values.type))
+    item = values.type.value_type
+    target = pa.list_(pa.float64() if graded else pa.bool_())
+    if pa.types.is_boolean(item) or pa.types.is_null(item):
+        return values.cast(target)
+    if not (pa.types.is_integer(item) or pa.types.is_floating(item)):
+        raise EvalSuiteError("judgements must be True/False/None" + (" or grades in 0..1" if graded else ""),
+                             field=arg, value=str(item))
+    flat = pc.list_flatten(values).cast(pa.float64()).to_numpy(zero_copy_only=False)
+    flat = flat[~np.isnan(flat)]
+    allowed = (flat >= 0) & (flat <= 1) if graded else (flat == 0) | (flat == 1)
+    if not allowed.all():
+        kind = "a grade must lie in 0..1" if graded else "a judgement must be True, False, None, 0 or 1"
+        raise EvalSuiteError(kind, field=arg, value=float(flat[~allowed][0]))
+    return values.cast(target)
 
 
 class _Lists:

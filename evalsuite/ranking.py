@@ -233,6 +233,8 @@ def _check_k(k: object, allow_none: bool = True) -> int | None:
         raise EvalSuiteError("k must be a whole number >= 1 (or None for the whole list)", field="k", value=k)
     if k <= 0:
         raise EvalSuiteError("k must be >= 1", field="k", value=k)
+    if k > 10**9:
+        raise EvalSuiteError("k is too large (at most 1,000,000,000)", field="k", value=k)
     return int(k)
 
 

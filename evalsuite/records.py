@@ -25,7 +25,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import EvalSuiteError
-from .io import PathOrBuffer, _load
+from ._lines import nonblank_lines
+from .io import PathOrBuffer, _json_load as json_load, _load, not_unicode_error, unique_keys
 from .rag import (
     FAILURE_STAGES,
     LATENCY_STATISTICS,
@@ -196,6 +197,8 @@ def _convert_value(value, kind: str, row: int, name: str):
         if isinstance(value, dict):
             out = {}
             for key, grade in value.items():
+                if grade is None:
+                    continue  # not judged (also what Arrow fills in for keys another row has)
                 if isinstance(grade, bool) or not isinstance(grade, (int, float)) or not math.isfinite(grade):
                     raise _RowError(row, name, value, f"the grade of {key!r} must be a finite number")
                 out[str(key)] = float(grade)
@@ -343,7 +346,10 @@ class Records:
     def from_rows(cls, rows: Sequence[Mapping[str, Any]], *, source: str = "records", system: str | None = None,
                   failure_stages: Sequence[str] = FAILURE_STAGES) -> "Records":
         """Build records from dicts (field names canonical or aliased), validating every value."""
-        return _records_from_rows(list(rows), source, lambda row: row + 1, "item", system, failure_stages)
+        try:
+            return _records_from_rows(list(rows), source, lambda row: row + 1, "item", system, failure_stages)
+        except UnicodeEncodeError as exc:
+            raise not_unicode_error(exc, source) from None
 
     @classmethod
     def from_dataframe(cls, frame: pd.DataFrame, *, source: str = "data frame", system: str | None = None,
@@ -378,35 +384,59 @@ def _map_columns(columns: Sequence[str]) -> tuple[dict[str, str], list[str], lis
     return mapping, extra, warnings
 
 
+_RAGCHECKER_LABELS = ("Entailment", "Neutral", "Contradiction")
+
+
+def _labels(value, name: str, depth: int) -> list:
+    """A RAGChecker label list (depth 1) or list of label lists (depth 2), checked."""
+    if not isinstance(value, list):
+        raise ValueError(f"{name} must be a list")
+    for item in value:
+        if depth == 2:
+            _labels(item, name, 1)
+        elif item not in _RAGCHECKER_LABELS:
+            raise ValueError(f"{name} holds {item!r}; RAGChecker labels are {', '.join(_RAGCHECKER_LABELS)}")
+    if depth == 2 and value and len({len(item) for item in value}) > 1:
+        raise ValueError(f"{name} must have one label per retrieved chunk for every claim (rows of equal length)")
+    return value
+
+
 def _ragchecker_row(row: dict) -> dict:
     """Map RAGChecker's retrieved_context and claim-level entailment lists to canonical fields.
 
     ``X2Y`` in RAGChecker holds the claims of Y checked against X: ``answer2response[i]`` is
     response claim i against the ground-truth answer, ``retrieved2response[i][c]`` response
     claim i against chunk c (RAGChecker ``evaluator.py``). Only "Entailment" counts as True.
+    Raises ValueError (with the field) on a shape or label RAGChecker does not produce.
     """
     out = dict(row)
     chunks = row.get("retrieved_context")
-    if isinstance(chunks, list) and all(isinstance(c, dict) for c in chunks):
+    if chunks is not None:
+        if not isinstance(chunks, list) or not all(isinstance(c, dict) for c in chunks):
+            raise ValueError("retrieved_context must be a list of {doc_id, text} objects")
         out.pop("retrieved_context")
         out.setdefault("contexts", [c.get("text") for c in chunks])
-        if all("doc_id" in c for c in chunks):
-            out.setdefault("context_ids", [str(c["doc_id"]) for c in chunks])
+        if any("doc_id" in c for c in chunks):
+            ids = [c.get("doc_id") for c in chunks]
+            if not all(isinstance(i, str) or (isinstance(i, int) and not isinstance(i, bool)) for i in ids):
+                raise ValueError(f"retrieved_context doc_id must be a string or whole number, got {ids!r}")
+            out.setdefault("context_ids", [str(i) for i in ids])
 
     def entailed(label) -> bool:
         return label == "Entailment"
 
-    if isinstance(row.get("retrieved2response"), list):
-        out.setdefault("answer_claims_supported", [any(map(entailed, per_chunk)) for per_chunk in row["retrieved2response"]])
-    if isinstance(row.get("retrieved2answer"), list):
-        out.setdefault("reference_claims_supported", [any(map(entailed, per_chunk)) for per_chunk in row["retrieved2answer"]])
-        if row["retrieved2answer"]:
-            n_chunks = len(row["retrieved2answer"][0])
-            out.setdefault("context_useful", [any(entailed(claim[c]) for claim in row["retrieved2answer"]) for c in range(n_chunks)])
-    if isinstance(row.get("answer2response"), list):
-        out.setdefault("answer_claims_in_reference", [entailed(x) for x in row["answer2response"]])
-    if isinstance(row.get("response2answer"), list):
-        out.setdefault("reference_claims_in_answer", [entailed(x) for x in row["response2answer"]])
+    if "retrieved2response" in row:
+        claims = _labels(row["retrieved2response"], "retrieved2response", 2)
+        out.setdefault("answer_claims_supported", [any(map(entailed, per_chunk)) for per_chunk in claims])
+    if "retrieved2answer" in row:
+        claims = _labels(row["retrieved2answer"], "retrieved2answer", 2)
+        out.setdefault("reference_claims_supported", [any(map(entailed, per_chunk)) for per_chunk in claims])
+        if claims:
+            out.setdefault("context_useful", [any(entailed(claim[c]) for claim in claims) for c in range(len(claims[0]))])
+    if "answer2response" in row:
+        out.setdefault("answer_claims_in_reference", [entailed(x) for x in _labels(row["answer2response"], "answer2response", 1)])
+    if "response2answer" in row:
+        out.setdefault("reference_claims_in_answer", [entailed(x) for x in _labels(row["response2answer"], "response2answer", 1)])
     return out
 
 
@@ -417,7 +447,17 @@ def _records_from_rows(rows: list, source: str, line_of, label: str, system: str
         if not isinstance(row, dict):
             raise EvalSuiteError("each record must be an object with named fields", source=source, line=line_of(i),
                                  field=label, value=row, line_label="line" if label == "line" else "row")
-    rows = [_ragchecker_row(r) if ("retrieved_context" in r or "retrieved2response" in r) else r for r in rows]
+    mapped = []
+    for i, row in enumerate(rows):
+        if not any(key in row for key in ("retrieved_context", "retrieved2response", "retrieved2answer")):
+            mapped.append(row)
+            continue
+        try:
+            mapped.append(_ragchecker_row(row))
+        except ValueError as exc:
+            raise EvalSuiteError(f"not a RAGChecker record RAGChecker writes: {exc}", source=source, line=line_of(i),
+                                 field=str(exc).split(" ", 1)[0], line_label="line" if label == "line" else "row") from None
+    rows = mapped
     columns: list[str] = []
     seen = set()
     for row in rows:
@@ -592,7 +632,9 @@ def _parse_json_cell(text, row: int, name: str):
     if stripped == "":
         return None
     try:
-        return json.loads(stripped)
+        return json.loads(stripped, object_pairs_hook=unique_keys)
+    except RecursionError:
+        raise _RowError(row, name, text[:80], "JSON nested too deeply to read") from None
     except ValueError:
         raise _RowError(row, name, text, "a list field in CSV must hold a JSON list (e.g. [\"a\", \"b\"] or [true, false])") from None
 
@@ -625,6 +667,10 @@ def _read_delimited(inp, delimiter: str, system, failure_stages) -> Records:
     if not header:
         raise EvalSuiteError("the file is empty", source=inp.name)
     header = [h.strip() for h in header]
+    repeated = sorted({h for h in header if header.count(h) > 1})
+    if repeated:
+        raise EvalSuiteError(f"the header names column {repeated[0]!r} more than once", source=inp.name, line=1,
+                             field="header", value=delimiter.join(header))
     mapping, _, _ = _map_columns(header)
     rows, lines = [], []
     for cells in reader:
@@ -651,49 +697,41 @@ def _read_jsonl(inp, system, failure_stages) -> Records:
     import pyarrow.json as pajson
 
     data = inp.data
-    clean = not (data[:1] == b"\n" or b"\n\n" in data or b"\r" in data)
-    if clean:
-        try:
-            table = _valid_table(pajson.read_json(pa.BufferReader(pa.py_buffer(data))), data)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-            table = None
-        if table is not None:
-            records = _records_from_table(table, inp.name, lambda r: r + 1, "line", system, failure_stages)
-            if records is not None:
-                return records
+    lines_of_rows = nonblank_lines(data)
+    try:
+        table = _valid_table(pajson.read_json(pa.BufferReader(pa.py_buffer(data))), data, lines_of_rows)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        table = None
+    # Ids that came out as floats (integers past 2**63) lost digits: the exact path reads them.
+    if table is not None and not any(pa.types.is_floating(table.schema.field(c).type)
+                                     for c in table.column_names if _kind(ALIASES.get(c, c)) == "id"):
+        records = _records_from_table(table, inp.name, lines_of_rows, "line", system, failure_stages)
+        if records is not None:
+            return records
     text = data.decode("utf-8")
     rows, lines = [], []
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        try:
-            rows.append(json.loads(line, parse_constant=_reject_constant))
-        except json.JSONDecodeError as exc:
-            raise EvalSuiteError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=inp.name, line=number,
-                                 field="json", value=line[:80]) from None
-        except ValueError as exc:
-            raise EvalSuiteError(str(exc), source=inp.name, line=number, field="json", value=line[:80]) from None
+        rows.append(json_load(line, inp.name, line_offset=number - 1))
         lines.append(number)
     return _records_from_rows(rows, inp.name, lambda r: lines[r] if r < len(lines) else None, "line", system, failure_stages)
 
 
-def _reject_constant(value: str):
-    raise ValueError(f"{value} is not a valid JSON number")
-
-
-def _valid_table(table: pa.Table, data: bytes) -> pa.Table:
+def _valid_table(table: pa.Table, data: bytes, lines_of_rows=None) -> pa.Table:
     """Fully validate what pyarrow's JSON reader returned, re-reading any broken chunk.
 
     pyarrow 26's JSON reader can return a list<bool> chunk whose offsets run past its values
     (seen on a 1-million-record file: "Length spanned by list offsets (12515) larger than values
-    array (length 12514)"). Such a chunk is rebuilt from its own lines with the json module;
-    rows are lines one to one here (the fast path is only taken without blank lines).
+    array (length 12514)"). Such a chunk is rebuilt from its own lines with the json module
+    (``lines_of_rows`` maps a row to its 1-based line; blank lines hold no row).
     """
     try:
         table.validate(full=True)
         return table
     except pa.ArrowInvalid:
         pass
+    lines_of_rows = lines_of_rows or nonblank_lines(data)
     lines = None
     columns = []
     for name in table.column_names:
@@ -705,7 +743,8 @@ def _valid_table(table: pa.Table, data: bytes) -> pa.Table:
             except pa.ArrowInvalid:
                 if lines is None:
                     lines = data.split(b"\n")
-                chunk = pa.array([json.loads(lines[start + i]).get(name) for i in range(len(chunk))], type=chunk.type)
+                chunk = pa.array([json.loads(lines[lines_of_rows(start + i) - 1]).get(name) for i in range(len(chunk))],
+                                 type=chunk.type)
             chunks.append(chunk)
             start += len(chunk)
         columns.append(pa.chunked_array(chunks, type=column.type))
@@ -715,12 +754,7 @@ def _valid_table(table: pa.Table, data: bytes) -> pa.Table:
 
 
 def _read_json(inp, system, failure_stages) -> Records:
-    text = inp.data.decode("utf-8")
-    try:
-        document = json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise EvalSuiteError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=inp.name, line=exc.lineno,
-                             field="json") from None
+    document = json_load(inp.data.decode("utf-8"), inp.name)
     if isinstance(document, dict) and isinstance(document.get("results"), list):
         document = document["results"]  # RAGChecker's input/output files
     elif isinstance(document, dict) and isinstance(document.get("test_cases"), list):
@@ -808,6 +842,8 @@ def read_records(path_or_buffer: PathOrBuffer, format: str | None = None, *, sou
         if fmt == "parquet":
             return _read_parquet(inp, system, failure_stages)
         return _read_delimited(inp, "," if fmt == "csv" else "\t", system, failure_stages)
+    except UnicodeEncodeError as exc:
+        raise not_unicode_error(exc, inp.name) from None
     except UnicodeDecodeError as exc:
         raw = inp.data
         raise EvalSuiteError(f"bytes that are not UTF-8 text ({exc.reason}); save the file as UTF-8", source=inp.name,

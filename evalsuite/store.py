@@ -100,6 +100,8 @@ _FORMAT_PATTERN = re.compile(r"[a-z0-9][a-z0-9_.+-]{0,31}")
 _SCHEMA_PATTERN = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
 _MAX_NAME_CHARS = 200
+# System names come from run tags, which can be long; keep them whole.
+_MAX_SYSTEM_CHARS = 2000
 _MAX_FILENAME_CHARS = 255
 
 
@@ -163,7 +165,7 @@ class DatasetRef:
         object.__setattr__(self, "kind", _check_kind(self.kind))
         object.__setattr__(self, "filename", _check_text(self.filename, "filename", _MAX_FILENAME_CHARS))
         if self.system is not None:
-            object.__setattr__(self, "system", _check_text(self.system, "system", _MAX_NAME_CHARS))
+            object.__setattr__(self, "system", _check_text(self.system, "system", _MAX_SYSTEM_CHARS))
         if self.format == "":
             object.__setattr__(self, "format", None)
         if self.format is not None and (
@@ -349,8 +351,10 @@ def _check_kind(value: Any) -> str:
 def _check_text(value: Any, name: str, max_chars: int) -> str:
     if not isinstance(value, str):
         raise StoreError(f"{name} must be text", code="invalid_argument", field=name, value=value)
-    text = value.strip()
-    if not text:
+    # Kept exactly as given (a file named " q.trec " reopens under that name); only a name of
+    # nothing but spaces is refused.
+    text = value
+    if not text.strip():
         raise StoreError(f"{name} is empty", code="invalid_argument", field=name, value=value)
     if len(text) > max_chars:
         raise StoreError(f"{name} is {len(text)} characters long; at most {max_chars} are kept",
