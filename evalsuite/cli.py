@@ -40,6 +40,26 @@ def expand_measures(names: list[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+# The order trec_eval prints its measures in (its measure table), for the ones EvalSuite has.
+_TREC_ORDER = ("map", "recip_rank", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success")
+
+
+def trec_order(names: list[str]) -> list[str]:
+    """trec_eval's measures in trec_eval's printing order (cutoffs ascending), then the others as given.
+
+    trec_eval prints measures in the order of its own table, whatever the order of ``-m``;
+    following it makes the two outputs diffable line by line.
+    """
+    def rank(name: str):
+        family, _, cutoff = name.rpartition("_") if name not in _TREC_ORDER else (name, "", "")
+        if family in _TREC_ORDER and (not cutoff or cutoff.isdigit()):
+            return (0, _TREC_ORDER.index(family), int(cutoff or 0))
+        return (1, 0, 0)
+
+    trec = sorted((n for n in names if rank(n)[0] == 0), key=rank)
+    return trec + [n for n in names if rank(n)[0] == 1]
+
+
 def _format_csv(report, per_query: bool) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
@@ -84,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     rel_level = int(args.rel_level) if float(args.rel_level).is_integer() else args.rel_level
     try:
-        measures = expand_measures(args.measure) if args.measure else list(DEFAULT_MEASURES)
+        measures = trec_order(expand_measures(args.measure) if args.measure else list(DEFAULT_MEASURES))
         qrels = read_qrels(args.qrels, args.qrels_format, duplicates=args.duplicates)
         run = read_run(args.run, args.run_format, duplicates=args.duplicates)
         report = evaluate(qrels, run, measures, queries="qrels" if args.complete else args.queries, rel_level=rel_level)
@@ -100,3 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         sys.stdout.write(report.to_json(indent=2) + "\n")
     return 0
+
+
+def console() -> None:
+    """The ``evalsuite`` command installed by ``pip install``: same as ``python -m evalsuite``."""
+    sys.exit(main())

@@ -65,6 +65,11 @@ FIELDS: dict[str, str] = {
     "latency_ms": "latency",
     "error": "text",
 }
+# Per-request metric values a file may carry already computed (a RAGAS result exported with
+# ``to_pandas()``, say): used as given when the judgement lists they come from are absent.
+GIVEN_METRICS = ("context_precision", "context_recall", "context_relevance", "faithfulness", "answer_correctness",
+                 "answer_relevancy", "citation_recall", "citation_precision")
+FIELDS.update(dict.fromkeys(GIVEN_METRICS, "score"))
 _LATENCY_FIELD = re.compile(r"^latency_([a-z0-9_]+)_ms$")
 
 # Export column names -> canonical field. RAGAS >= 0.2 (user_input, response, retrieved_contexts,
@@ -109,6 +114,7 @@ _ARROW_TYPES = {
     "labels": pa.list_(pa.bool_()),
     "grades": pa.list_(pa.float64()),
     "unit": pa.float64(),
+    "score": pa.float64(),
     "flag": pa.bool_(),
     "latency": pa.float64(),
 }
@@ -173,6 +179,14 @@ def _convert_value(value, kind: str, row: int, name: str):
     if kind == "unit":
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
             raise _RowError(row, name, value, "must be a number in 0..1")
+        return float(value)
+    if kind == "score":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _RowError(row, name, value, "a given metric value must be a number in 0..1 (or null)")
+        if math.isnan(float(value)):
+            return None  # undefined for this request (RAGAS writes NaN)
+        if not 0.0 <= float(value) <= 1.0:
+            raise _RowError(row, name, value, "a given metric value must lie in 0..1")
         return float(value)
     if kind == "flag":
         if isinstance(value, bool):
@@ -261,10 +275,12 @@ def _fast_column(column: pa.ChunkedArray | pa.Array, kind: str, name: str):
         if pa.types.is_null(value_type):
             return column.cast(_ARROW_TYPES[kind])
         return None
-    if kind in ("unit", "latency"):
+    if kind in ("unit", "latency", "score"):
         if not (pa.types.is_integer(typ) or pa.types.is_floating(typ)) or pa.types.is_boolean(typ):
             return None
         values = column.cast(pa.float64())
+        if kind == "score":  # NaN means undefined for that request: store it as null
+            values = pc.if_else(pc.is_nan(values), pa.scalar(None, pa.float64()), values)
         data = values.fill_null(0.0).to_numpy(zero_copy_only=False)
         bad = ~np.isfinite(data) | (data < 0) if kind == "latency" else ~((data >= 0) & (data <= 1))
         if bad.any():
@@ -363,6 +379,19 @@ class Records:
                 elif isinstance(value, float) and math.isnan(value):
                     row[key] = None
         return _records_from_rows(rows, source, lambda row: row + 1, "row", system, failure_stages)
+
+
+def _require_record_fields(mapping: dict, columns: Sequence[str], source: str) -> None:
+    """A records file must name at least one record field; a TREC run or qrels file does not."""
+    if mapping:
+        return
+    shown = ", ".join(map(str, list(columns)[:8]))
+    looks_trec = 4 <= len(columns) <= 6 and any(str(c).strip().upper() == "Q0" or str(c).strip() == "0" for c in columns)
+    hint = " - this looks like a TREC run or qrels file: load it as a run or as qrels" if looks_trec else ""
+    raise EvalSuiteError(
+        "no column is a per-request record field (query_id, system, question, answer, contexts, "
+        f"answer_claims_supported, success, failure_stage, latency_ms ...; RAGAS, DeepEval and RAGChecker names too); "
+        f"columns found: {shown}{hint}", source=source, line=1, field="header", value=shown)
 
 
 def _map_columns(columns: Sequence[str]) -> tuple[dict[str, str], list[str], list[str]]:
@@ -466,6 +495,7 @@ def _records_from_rows(rows: list, source: str, line_of, label: str, system: str
                 seen.add(key)
                 columns.append(key)
     mapping, extra, warnings = _map_columns(columns)
+    _require_record_fields(mapping, columns, source)
     inverse = {canonical: original for original, canonical in mapping.items()}
     arrays: dict[str, pa.Array] = {}
     try:
@@ -591,6 +621,7 @@ def _records_from_table(table: pa.Table, source: str, line_of, line_label: str, 
                         failure_stages: Sequence[str]) -> Records:
     """The fast path for typed tables (JSONL via pyarrow, Parquet); falls back per column."""
     mapping, extra, warnings = _map_columns(table.column_names)
+    _require_record_fields(mapping, table.column_names, source)
     if any(c in table.column_names for c in ("retrieved_context", "retrieved2response")):
         return None  # RAGChecker nesting: the row path maps it
     arrays: dict[str, pa.Array] = {}
@@ -645,7 +676,7 @@ def _csv_value(text, kind: str, row: int, name: str):
         return None
     if kind in ("texts", "labels", "grades", "relevant"):
         return _parse_json_cell(text, row, name)
-    if kind in ("unit", "latency"):
+    if kind in ("unit", "latency", "score"):
         try:
             return float(text)
         except ValueError:
@@ -672,6 +703,7 @@ def _read_delimited(inp, delimiter: str, system, failure_stages) -> Records:
         raise EvalSuiteError(f"the header names column {repeated[0]!r} more than once", source=inp.name, line=1,
                              field="header", value=delimiter.join(header))
     mapping, _, _ = _map_columns(header)
+    _require_record_fields(mapping, header, inp.name)
     rows, lines = [], []
     for cells in reader:
         if not cells or all(not c.strip() for c in cells):
@@ -949,8 +981,13 @@ CONVENTIONS = {
 }
 
 
-def _per_record_metrics(table: pa.Table, compat: str | None, k: int, rel_level: float, warnings: list) -> dict[str, np.ndarray]:
-    """Every metric the fields allow, one value per record (NaN = undefined)."""
+def _per_record_metrics(table: pa.Table, compat: str | None, k: int, rel_level: float, warnings: list,
+                        given: list) -> dict[str, np.ndarray]:
+    """Every metric the fields allow, one value per record (NaN = undefined).
+
+    Metric values the file carries itself (:data:`GIVEN_METRICS`) are used as given when their
+    judgement lists are absent; their names are appended to ``given``.
+    """
     names = set(table.column_names)
     n = table.num_rows
     out: dict[str, np.ndarray] = {}
@@ -985,6 +1022,12 @@ def _per_record_metrics(table: pa.Table, compat: str | None, k: int, rel_level: 
         out["success"] = table.column("success").combine_chunks().cast(pa.float64()).to_numpy(zero_copy_only=False)
     if has("context_ids") and has("relevant_ids"):
         out.update(_ranking_per_record(table, k, rel_level))
+    for name in GIVEN_METRICS:
+        if name in out and has(name):
+            warnings.append(f"{name}: computed from the judgement lists; the file's own {name} column is not used")
+        elif has(name):
+            out[name] = table.column(name).combine_chunks().cast(pa.float64()).to_numpy(zero_copy_only=False)
+            given.append(name)
     return out
 
 
@@ -1118,7 +1161,8 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
         raise EvalSuiteError("expected Records (from evalsuite.read_records)", field="records", value=type(records).__name__)
     table = records.table
     warnings = list(records.warnings)
-    values = _per_record_metrics(table, compat, k, rel_level, warnings)
+    given: list[str] = []
+    values = _per_record_metrics(table, compat, k, rel_level, warnings, given)
     latencies = _latency_columns(table)
     systems = table.column("system").to_numpy(zero_copy_only=False)
     query_ids = table.column("query_id").to_numpy(zero_copy_only=False)
@@ -1142,9 +1186,11 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
     groups = {s: np.flatnonzero(systems == s) for s in order}
     for system, rows in groups.items():
         ids = query_ids[rows].tolist()
-        scores[system] = {m: Score(values[m][rows], {"metric": m, "system": system, "compat": compat,
-                                                    "convention": CONVENTIONS.get(m, f"ranking metric at k={k}")},
-                                   query_ids=ids) for m in metrics}
+        scores[system] = {m: Score(values[m][rows], {
+            "metric": m, "system": system, "compat": compat,
+            "source": "given in the file" if m in given else "computed from the judgements",
+            "convention": "value given in the file (e.g. a RAGAS export), averaged where defined" if m in given
+            else CONVENTIONS.get(m, f"ranking metric at k={k}")}, query_ids=ids) for m in metrics}
         if "success" in values:
             outcome = values["success"][rows]
             task_success[system] = task_success_rate(outcome, confidence=confidence)
@@ -1172,7 +1218,7 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
         failures=failures,
         latency_table=pd.DataFrame(latency_rows, columns=["system", "stage", "unit", "n", *LATENCY_STATISTICS]),
         failure_table=pd.DataFrame(failure_rows, columns=["system", "stage", "count", "share"]),
-        params={"k": k, "rel_level": rel_level, "compat": compat, "confidence": confidence,
+        params={"k": k, "rel_level": rel_level, "compat": compat, "confidence": confidence, "given_metrics": given,
                 "failure_stages": list(failure_stages), "n_records": len(records), "systems": order,
                 "source": records.source},
         conventions=dict(CONVENTIONS),

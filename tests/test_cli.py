@@ -51,3 +51,10 @@ def test_bad_input_is_a_message_and_exit_code_2():
 def test_measure_families_expand_like_trec_eval():
     assert cli.expand_measures(["P"]) == [f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
     assert cli.expand_measures(["P.5,10", "ndcg@10", "P_5"]) == ["P_5", "P_10", "ndcg@10"]
+
+
+def test_measures_print_in_trec_eval_order_whatever_the_m_order():
+    result = _run(TREC / "qrels.test", TREC / "results.test", "-m", "ndcg_cut.10", "-m", "P.10,5", "-m", "map")
+    expected = [line for line in (TREC / "out.test.a").read_text().splitlines()
+                if line.split()[0] in {"runid", "num_q", "map", "P_5", "P_10", "ndcg_cut_10"}]
+    assert result.stdout.splitlines() == expected

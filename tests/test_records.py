@@ -251,3 +251,34 @@ def test_per_request_ranking_metrics_match_the_list_api_on_random_records():
                 "hit_rate@5": es.hit_rate_at_k(relevant, retrieved, k=5, rel_level=2)}
     for name, score in expected.items():
         assert np.max(np.abs(report.per_query[name].to_numpy() - score.per_query)) < 1e-12, name
+
+
+RAGAS_EXPORT = (b'user_input,retrieved_contexts,response,reference,faithfulness,answer_relevancy,context_recall\n'
+                b'q1,"[""c1""]",a1,r1,1.0,0.9,nan\n'
+                b'q2,"[""c2""]",a2,r2,0.5,0.8,1.0\n')
+
+
+def test_a_ragas_score_export_is_evaluated_with_its_own_values():
+    report = es.evaluate_records(es.read_records(RAGAS_EXPORT, format="csv", source_name="ragas.csv"))
+    scores = report.scores["ragas"]
+    assert float(scores["faithfulness"]) == 0.75 and scores["faithfulness"].params["source"] == "given in the file"
+    assert float(scores["answer_relevancy"]) == pytest.approx(0.85)
+    # NaN in the export: undefined for that request, counted in the coverage.
+    assert float(scores["context_recall"]) == 1.0 and scores["context_recall"].params["coverage"] == 0.5
+    assert report.params["given_metrics"] == ["context_recall", "faithfulness", "answer_relevancy"]
+
+
+def test_judgement_lists_take_precedence_over_a_given_column():
+    rows = [{"query_id": "1", "answer_claims_supported": [True, False], "faithfulness": 0.9}]
+    report = es.evaluate_records(es.Records.from_rows(rows))
+    assert float(report.scores["records"]["faithfulness"]) == 0.5
+    assert any("not used" in w for w in report.warnings)
+    with pytest.raises(es.EvalSuiteError) as info:
+        es.read_records(json.dumps([{"query_id": "1", "faithfulness": 1.5}]).encode(), format="json")
+    assert info.value.field == "faithfulness"
+
+
+def test_a_trec_run_given_as_records_is_refused_with_a_hint():
+    with pytest.raises(es.EvalSuiteError) as info:
+        es.read_records(b"301\tQ0\tFR940202-2-00150\t104\t2.129133\tSTANDARD\n", source_name="results.test")
+    assert "looks like a TREC run or qrels file" in str(info.value) and info.value.line == 1
