@@ -41,7 +41,7 @@ from .ranking import (
     precision_at_k,
     recall_at_k,
 )
-from .records import Records, RecordsReport, concat_records, evaluate_records, read_records
+from .records import Records, RecordsReport, concat_records, detect_records_format, evaluate_records, read_records
 from .score import Score
 from .compare import compare, compare_per_query, compare_records, ComparisonReport
 
@@ -80,6 +80,7 @@ __all__ = [
     "FAILURE_STAGES",
     "Records",
     "RecordsReport",
+    "detect_records_format",
     "read_records",
     "concat_records",
     "evaluate_records",

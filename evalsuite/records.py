@@ -813,13 +813,29 @@ def _read_parquet(inp, system, failure_stages) -> Records:
 _RECORD_FORMATS = ("jsonl", "json", "csv", "tsv", "parquet")
 
 
-def _detect_records_format(inp) -> str:
-    ext = os.path.splitext(inp.ext_name.lower())[1]
+def detect_records_format(data: bytes, name: str = "") -> str:
+    """The format :func:`read_records` uses for a records file when none is given.
+
+    Parameters
+    ----------
+    data : bytes
+        The start of the file's (decompressed) content; 64 KiB is plenty.
+    name : str
+        The file name without a ``.gz`` suffix; its extension decides first.
+
+    Returns
+    -------
+    str
+        One of "jsonl", "json", "csv", "tsv", "parquet": by extension (``.jsonl``/``.ndjson``,
+        ``.json``, ``.csv``, ``.tsv``, ``.parquet``/``.pq``), else by content (Parquet magic, one
+        JSON document, one JSON object per line, a tab in the first line, otherwise CSV).
+    """
+    ext = os.path.splitext(name.lower())[1]
     by_ext = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv",
               ".parquet": "parquet", ".pq": "parquet"}
     if ext in by_ext:
         return by_ext[ext]
-    head = inp.head
+    head = bytes(data[:65536])
     if head[:4] == b"PAR1":
         return "parquet"
     stripped = head.lstrip()
@@ -863,7 +879,7 @@ def read_records(path_or_buffer: PathOrBuffer, format: str | None = None, *, sou
     inp = _load(path_or_buffer, source_name)
     if inp.size == 0:
         raise EvalSuiteError("the file is empty", source=inp.name)
-    fmt = format.lower() if isinstance(format, str) else _detect_records_format(inp)
+    fmt = format.lower() if isinstance(format, str) else detect_records_format(inp.head, inp.ext_name)
     if fmt not in _RECORD_FORMATS:
         raise EvalSuiteError(f"unknown records format; use one of {', '.join(_RECORD_FORMATS)}", field="format", value=format)
     try:

@@ -77,6 +77,15 @@ def test_every_format_reads_the_same(tmp_path, name):
     _check_content(es.read_records(path))
 
 
+@pytest.mark.parametrize("name", ["records.jsonl", "records.json", "records.tsv", "records.parquet", "records.csv"])
+def test_records_format_is_detected_from_content_without_an_extension(name):
+    data = _files()[name]
+    expected = name.rsplit(".", 1)[1]
+    assert es.detect_records_format(data, name) == expected
+    assert es.detect_records_format(data, "upload") == expected  # no extension: the content decides
+    _check_content(es.read_records(data))  # a buffer has no name: the same detection reads it
+
+
 def test_ragas_new_and_old_names_and_deepeval_are_mapped():
     new = es.read_records(json.dumps([{"user_input": "q", "response": "a", "retrieved_contexts": ["c"],
                                        "reference": "r"}]).encode(), format="json")
