@@ -21,7 +21,7 @@ SAMPLE_DOCS = SAMPLE_DIR / "cranfield" / "docs.jsonl"
 # Pages: (module name in pages/, title, URL path, icon). The first is the default page ("/").
 # The URL path is the module name: on a freshly started server Streamlit's legacy pages/ mode
 # finds the page file by that name (see dashboard.shell), and any other name shows "Page not found".
-PAGES = (
+PAGES = (  # the navigation's material icons ship with Streamlit's frontend (no network)
     ("data", "Data", "data", ":material/upload_file:"),
     ("overview", "Overview", "overview", ":material/leaderboard:"),
     ("per_query", "Per-query", "per_query", ":material/table_rows:"),
@@ -40,16 +40,26 @@ KEY_NOTICES = "data_notices"        # [plain-text message] from the last ingest,
 KEY_REL_LEVEL = "rel_level"         # sidebar: minimum grade that counts as relevant (bound to the URL)
 KEY_QRELS = "qrels"                 # sidebar: which qrels file is active (bound to the URL)
 
+KEY_QRELS_ACTIVATE = "qrels_activate"  # digest of a qrels file just uploaded: made active before the picker is drawn
+
 KINDS = ("run", "qrels", "records")
+
+# The browser tab's icon: an emoji, drawn by the browser itself (a ":material/...:" page icon makes
+# the browser fetch the icon from fonts.gstatic.com, which fails offline).
+PAGE_ICON = "\N{BAR CHART}"
 
 BASE_METRICS = ("ndcg", "map", "mrr", "precision", "recall", "hit_rate", "ndcg_burges")
 DEFAULT_BASE_METRICS = ("ndcg", "map", "mrr", "precision", "recall")
-CUTOFFS = (1, 3, 5, 10, 20, 50, 100, 1000)
+# "all": no cutoff, the whole ranked list (trec_eval's map, ndcg, recip_rank; set_P, set_recall).
+WHOLE_LIST = "all"
+CUTOFFS = (1, 3, 5, 10, 20, 50, 100, 1000, WHOLE_LIST)
 DEFAULT_CUTOFFS = (10, 100)
 RANKED_LIST_DEPTH = 20
+# trec_eval's names of the whole-list metrics, for captions and column help.
+WHOLE_LIST_TREC = {"map": "map", "ndcg": "ndcg", "mrr": "recip_rank", "precision": "set_P", "recall": "set_recall"}
 
 TESTS = ("permutation", "t-test", "wilcoxon")
-COMPARE_RUN_METRICS = tuple(f"{b}@{k}" for b in BASE_METRICS for k in CUTOFFS)
+COMPARE_RUN_METRICS = tuple(b if k == WHOLE_LIST else f"{b}@{k}" for b in BASE_METRICS for k in CUTOFFS)
 COMPARE_DEFAULT_RUN_METRICS = ("ndcg@10", "map@100", "mrr@10", "recall@100")
 COMPARE_DEFAULT_RECORD_METRICS = 4    # the first this many quality metrics both systems have
 # RAG quality: display order; metrics a records file allows beyond these (ranking metrics) follow.
@@ -61,6 +71,7 @@ CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "none")
 HISTOGRAM_BINS = 60
 ECDF_POINTS = 400
 SCATTER_POINTS = 5000
+LATENCY_RATE_BINS = 10               # latency bins of the success-rate chart (0/1 quality metrics)
 
 # Saved workspaces ("Save and share", ``?ws=`` links). The URL parameter is not bound to a widget.
 WS_PARAM = "ws"
@@ -74,6 +85,10 @@ KEY_SHARE_RESULT = "ws_share_result"  # the last save's link and owner token, sh
 # store's own defaults (50 and 200 MiB), meant for hosted databases and small containers.
 LOCAL_MAX_DATASET_MB = 300
 LOCAL_MAX_WORKSPACE_MB = 1024
+# Text the workspace store keeps (evalsuite.store): names of workspaces, systems and files.
+MAX_WORKSPACE_NAME_CHARS = 200
+MAX_SYSTEM_CHARS = 2000
+MAX_FILENAME_CHARS = 255
 STORE_RETRY_SECONDS = 60.0          # a store that could not be opened is tried again after this
 
 # Report export: the Overview and Compare selections last used (plain session keys, kept across

@@ -20,6 +20,7 @@ keyed by the files' digests), so the numbers are the ones on screen.
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 from dataclasses import dataclass, field
 
@@ -40,6 +41,7 @@ from .constants import (
     KEY_REPORT_OVERVIEW,
     RECORDS_K,
     TESTS,
+    WHOLE_LIST,
 )
 
 
@@ -69,14 +71,14 @@ class ReportSpec:
     records: tuple                      # (StoredFile, ...) of the records files
     rel_level: int
     bases: tuple[str, ...]
-    cutoffs: tuple[int, ...]
+    cutoffs: tuple                      # ints and "all" (the whole ranked list)
     comparison: Comparison | None
     figures: tuple = field(default=())  # ((caption, plotly Figure), ...)
 
 
 def remember_overview(bases, cutoffs) -> None:
     """The Overview page's metric and cutoff choice, for reports made on any page."""
-    st.session_state[KEY_REPORT_OVERVIEW] = (tuple(bases), tuple(int(k) for k in cutoffs))
+    st.session_state[KEY_REPORT_OVERVIEW] = (tuple(bases), tuple(k if k == WHOLE_LIST else int(k) for k in cutoffs))
 
 
 def remember_comparison(comparison: Comparison) -> None:
@@ -124,10 +126,11 @@ def _overview_runs(spec: ReportSpec, settings: dict, conventions: dict) -> Repor
     if spec.qrels is None or not spec.runs:
         return None
     qrels_file, qrels, runs = _parsed(spec)
+    ks = ui.cutoff_values(spec.cutoffs)
     metrics = ui.metric_names(spec.bases, spec.cutoffs)
-    judged = [f"judged@{k}" for k in sorted(spec.cutoffs)]
+    judged = [views.metric_name("judged", k) for k in ks]
     settings["overview metrics"] = metrics
-    settings["cutoffs"] = sorted(spec.cutoffs)
+    settings["cutoffs"] = [WHOLE_LIST if k is None else k for k in ks]
     if not metrics:
         return ReportSection("Overview: ranking runs", note="No metric or cutoff chosen on the Overview page.")
     reports, failures = {}, []
@@ -135,7 +138,7 @@ def _overview_runs(spec: ReportSpec, settings: dict, conventions: dict) -> Repor
         try:
             # The Overview page's exact call, so the cached evaluation is reused.
             reports[system] = loaders.evaluate_run(qrels_file.digest, f.digest, tuple(metrics + judged),
-                                                   float(spec.rel_level), qrels, run)
+                                                   int(spec.rel_level), qrels, run)
         except es.EvalSuiteError as exc:
             failures.append(f"{system} ({f.name}): {exc}")
     if not reports:
@@ -143,18 +146,18 @@ def _overview_runs(spec: ReportSpec, settings: dict, conventions: dict) -> Repor
     first = next(iter(reports.values()))
     conventions.update(first.conventions)
     settings["query policy"] = f"{first.params['queries']}: {first.conventions.get('queries', '')}"
-    note = (f"Qrels {qrels_file.name}. Relevant from grade {spec.rel_level}. Means over the qrels queries "
+    note = (f"Qrels {store.qrels_label(qrels_file)}. Relevant from grade {spec.rel_level}. Means over the qrels queries "
             "(trec_eval -c): a qrels query missing from a run scores 0; run queries without qrels are dropped.")
     if failures:
         note += " Not evaluated: " + " ".join(failures)
     table = views.overview_table(reports, metrics)
     return ReportSection("Overview: ranking runs", note=note, tables=[
         ("Mean per system, with coverage (what the means are over)", table),
-        ("judged@k: share of the top k docs that have a judgement", views.judged_table(reports, sorted(spec.cutoffs)))])
+        ("judged@k: share of the top k docs that have a judgement", views.judged_table(reports, ks))])
 
 
 def _records_report(spec: ReportSpec):
-    return ui.records_report_of(spec.records, RECORDS_K, float(spec.rel_level))
+    return ui.records_report_of(spec.records, RECORDS_K, int(spec.rel_level))
 
 
 def _overview_records(spec: ReportSpec, settings: dict, conventions: dict) -> ReportSection | None:
@@ -185,7 +188,7 @@ def _default_comparison(spec: ReportSpec) -> Comparison | None:
 
 
 def _record_metrics_of(report, pair) -> list[str]:
-    per_system = {n: report.per_query[report.per_query["system"] == n] for n in pair}
+    per_system = loaders.records_per_system(report, pair)
     return [m for m in ui.record_metrics(report) if all(per_system[n][m].notna().any() for n in pair)]
 
 
@@ -202,17 +205,15 @@ def _comparison(spec: ReportSpec, settings: dict) -> ReportSection | None:
         # The Compare page's exact call, so the cached comparison is reused.
         report = loaders.compare_runs(qrels_file.digest, tuple((n, runs[n][0].digest) for n in (a, b)),
                                       tuple(chosen.metrics), chosen.test, chosen.correction, float(chosen.alpha),
-                                      float(spec.rel_level), qrels, {n: runs[n][1] for n in (a, b)})
+                                      int(spec.rel_level), qrels, {n: runs[n][1] for n in (a, b)})
     else:
         _, records_report = _records_report(spec)
         if a not in records_report.systems or b not in records_report.systems:
             return ReportSection("Comparison", note=f"The Compare selection ({a} against {b}) is not in the data.")
-        per_system = {n: records_report.per_query[records_report.per_query["system"] == n].set_index("query_id")
-                      for n in (a, b)}
-        metrics = list(chosen.metrics)
-        report = loaders.compare_records(tuple(f.digest for f in spec.records), (a, b), tuple(metrics), chosen.test,
-                                         chosen.correction, float(chosen.alpha), RECORDS_K,
-                                         {n: per_system[n][metrics] for n in (a, b)})
+        # The Compare page's exact call (same key), so the cached comparison is reused.
+        report = loaders.compare_records(tuple(f.digest for f in spec.records), RECORDS_K, int(spec.rel_level),
+                                         (a, b), tuple(chosen.metrics), chosen.test, chosen.correction,
+                                         float(chosen.alpha), records_report)
     p = report.params
     settings.update({
         "comparison": f"{b} against {a} (baseline), "
@@ -223,6 +224,14 @@ def _comparison(spec: ReportSpec, settings: dict) -> ReportSection | None:
     table = report.to_dataframe().set_index("metric")
     return ReportSection("Comparison", note=" ".join(str(d) for d in report.describe()),
                          tables=[(f"{b} against {a}", table)])
+
+
+def _untitled(figure):
+    """A copy of a page's figure without its own title: the report prints the title once, as
+    the chart's heading (the figure on the page keeps its title)."""
+    figure = copy.deepcopy(figure)
+    figure.update_layout(title=None, margin=dict(t=20))
+    return figure
 
 
 def _guarded(build, title: str, *args) -> ReportSection | None:
@@ -237,7 +246,7 @@ def build_report(spec: ReportSpec, generated_at: str | None = None) -> bytes:
     settings: dict = {"page": spec.page_title or spec.page_path,
                       "view (URL query parameters)": "&".join(f"{k}={v}" for k, v in spec.view_params) or "defaults",
                       "workspace": spec.workspace or "not saved",
-                      "qrels": spec.qrels.name if spec.qrels else "none",
+                      "qrels": store.qrels_label(spec.qrels) if spec.qrels else "none",
                       "rel_level": spec.rel_level}
     conventions: dict = {}
     sections = [
@@ -246,7 +255,8 @@ def build_report(spec: ReportSpec, generated_at: str | None = None) -> bytes:
         _guarded(_comparison, "Comparison", spec, settings),
     ]
     if spec.figures:
-        sections.append(ReportSection(f"Charts of the view: {spec.page_title}", figures=list(spec.figures)))
+        sections.append(ReportSection(f"Charts of the view: {spec.page_title}",
+                                      figures=[(caption, _untitled(figure)) for caption, figure in spec.figures]))
     inputs = [InputFile(f.kind + (f" ({f.system})" if f.system else ""), f.name, f.digest, len(f.data))
               for f in spec.files]
     if not spec.files:

@@ -29,6 +29,12 @@ def digest_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+# Every cached function below is keyed by every input that defines its numbers: the digests of
+# the files (in order), the metrics, the cutoff k, rel_level, the systems and the test settings.
+# Arguments whose names start with "_" are not hashed by Streamlit, so they must be determined by
+# the hashed ones (objects parsed from those very digests), never carry anything of their own.
+
+
 @st.cache_resource(max_entries=32, show_spinner=False)
 def read_run(digest: str, name: str, _data: bytes) -> es.Run:
     return es.read_run(_data, source_name=name)
@@ -50,30 +56,41 @@ def concat_records(digests: tuple[str, ...], _parts: tuple):
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def evaluate_run(qrels_digest: str, run_digest: str, metrics: tuple[str, ...], rel_level: float,
+def evaluate_run(qrels_digest: str, run_digest: str, metrics: tuple[str, ...], rel_level: int,
                  _qrels: es.Qrels, _run: es.Run) -> es.EvaluationReport:
     return es.evaluate(_qrels, _run, list(metrics), rel_level=rel_level)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def evaluate_records(digests: tuple[str, ...], k: int, rel_level: float, _records):
+def evaluate_records(digests: tuple[str, ...], k: int, rel_level: int, _records):
     return es.evaluate_records(_records, k=k, rel_level=rel_level)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def compare_runs(qrels_digest: str, runs: tuple[tuple[str, str], ...], metrics: tuple[str, ...], test: str,
-                 correction: str, alpha: float, rel_level: float, _qrels: es.Qrels, _runs: dict):
+                 correction: str, alpha: float, rel_level: int, _qrels: es.Qrels, _runs: dict):
     """``runs``: ((system, digest), ...) with the baseline first; ``_runs``: {system: Run}."""
     return _compare(_qrels, dict(_runs), metrics=list(metrics), test=test, correction=correction, alpha=alpha,
                       baseline=runs[0][0], rel_level=rel_level)
 
 
+def records_per_system(report, systems) -> dict:
+    """{system: its rows of a records report's per-request table, indexed by query id}."""
+    per_query = report.per_query
+    return {n: per_query[per_query["system"] == n].set_index("query_id") for n in systems}
+
+
 @st.cache_data(max_entries=32, show_spinner=False)
-def compare_records(digests: tuple[str, ...], systems: tuple[str, str], metrics: tuple[str, ...], test: str,
-                    correction: str, alpha: float, k: int, _per_query: dict):
-    """``_per_query``: {system: DataFrame indexed by query id, one column per metric}."""
-    return _compare_per_query(dict(_per_query), metrics=list(metrics), test=test, correction=correction,
-                                alpha=alpha, baseline=systems[0])
+def compare_records(digests: tuple[str, ...], k: int, rel_level: int, systems: tuple[str, str],
+                    metrics: tuple[str, ...], test: str, correction: str, alpha: float, _report):
+    """Compare two systems of a records report on its per-request values.
+
+    ``_report`` is :func:`evaluate_records` of exactly (``digests``, ``k``, ``rel_level``): the
+    per-request values are taken from it here, so they cannot differ from what the key says.
+    """
+    per_system = records_per_system(_report, systems)
+    return _compare_per_query({n: per_system[n][list(metrics)] for n in systems}, metrics=list(metrics), test=test,
+                              correction=correction, alpha=alpha, baseline=systems[0])
 
 
 @st.cache_resource(show_spinner=False)

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from . import export, store, ui, workspaces
-from .constants import KEY_SHARE_RESULT
+from .constants import KEY_SHARE_RESULT, MAX_WORKSPACE_NAME_CHARS
 
 MIB = 1024 * 1024
 
@@ -31,8 +31,7 @@ def problem_banner() -> None:
 def _default_name() -> str:
     systems = [f.system for f in store.of_kind("run")]
     stamp = pd.Timestamp.now(tz="UTC").strftime("%Y-%m-%d %H:%M UTC")
-    return (", ".join(systems[:4]) + (" ..." if len(systems) > 4 else "") + f" ({stamp})") if systems else \
-        f"Workspace of {stamp}"
+    return workspaces.default_name(systems, stamp)
 
 
 def _show_result(prefix: str) -> None:
@@ -67,7 +66,8 @@ def save_form(prefix: str) -> None:
     st.caption(f"Files of up to {store.max_dataset_bytes / MIB:,.0f} MiB each and "
                f"{store.max_workspace_bytes / MIB:,.0f} MiB per workspace can be saved.")
     with st.form(f"{prefix}_form", border=False):
-        name = st.text_input("Workspace name", key=f"{prefix}_name", max_chars=200, placeholder=_default_name())
+        name = st.text_input("Workspace name", key=f"{prefix}_name", max_chars=MAX_WORKSPACE_NAME_CHARS,
+                             placeholder=_default_name())
         default = store.default_expiry_days
         days = st.number_input("Expires after (days)", min_value=1, max_value=3650, value=None, step=1,
                                key=f"{prefix}_days", placeholder=f"default: {default:g} days" if default else

@@ -28,7 +28,7 @@ import streamlit as st
 import evalsuite
 
 from . import share, store, ui, view, workspaces
-from .constants import KEY_QRELS, KEY_REL_LEVEL, PAGES, REPO
+from .constants import KEY_QRELS, KEY_REL_LEVEL, PAGE_ICON, PAGES, REPO
 
 _running = threading.local()
 
@@ -45,12 +45,30 @@ def page_entry(render: Callable[[], None]) -> None:
         main()
 
 
-def _sidebar() -> None:
+def _qrels_picker() -> None:
+    """Which qrels the ranking pages use: always said, with a picker when there is a choice
+    (options are SHA-256 digests, shown as name and digest start, so equal names differ)."""
     qrels = store.qrels_files()
+    if not qrels:
+        st.caption("Qrels: none loaded")
+        return
+    labels = {f.digest: store.qrels_label(f) for f in qrels}
+    new = store.take_new_active_qrels()
+    if len(qrels) == 1:
+        st.caption("Qrels in use: " + ui.plain(labels[qrels[0].digest]),
+                   help="The judgements of the Overview, Per-query and Compare pages (ranking runs)")
+        return
+    if new is not None:
+        # A qrels file just uploaded becomes the active one (the Data page said so).
+        st.session_state[KEY_QRELS] = new
+    ui.bound(st.selectbox, "Qrels in use", list(labels), index=len(qrels) - 1, key=KEY_QRELS,
+             format_func=labels.get, help="Judgements of the Overview, Per-query and Compare pages (ranking "
+             "runs). A qrels file you upload becomes the active one.")
+
+
+def _sidebar() -> None:
     with st.sidebar:
-        if len(qrels) > 1:
-            ui.bound(st.selectbox, "Qrels", [f.name for f in qrels], index=len(qrels) - 1, key=KEY_QRELS,
-                     help="Judgements used by the ranking pages")
+        _qrels_picker()
         ui.bound(st.number_input, "Relevant from grade", min_value=1, max_value=100, value=1, step=1,
                  key=KEY_REL_LEVEL, help="Minimum grade that counts as relevant (trec_eval -l, ranx rel_lvl)")
         st.caption("EvalSuite " + evalsuite.__version__)
@@ -58,7 +76,7 @@ def _sidebar() -> None:
 
 def main() -> None:
     """Set up the session, build the navigation and run the page the URL asks for."""
-    st.set_page_config(page_title="EvalSuite", page_icon=":material/query_stats:", layout="wide")
+    st.set_page_config(page_title="EvalSuite", page_icon=PAGE_ICON, layout="wide")
     view.start()
     # A share link (?ws=...) opens its workspace before the sample data would be loaded, and
     # before any page draws a widget, so the widgets find their options and take the URL's values.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import zlib
 from dataclasses import dataclass
 
 import streamlit as st
@@ -20,8 +21,9 @@ import streamlit as st
 import evalsuite as es
 
 from . import loaders
-from .constants import (KEY_FILES, KEY_NOTICES, KEY_PENDING, KEY_PROBLEMS, KEY_QRELS, KEY_STARTED, KINDS,
-                        SAMPLE_FILES)
+from .constants import (KEY_FILES, KEY_NOTICES, KEY_PENDING, KEY_PROBLEMS, KEY_QRELS, KEY_QRELS_ACTIVATE,
+                        KEY_STARTED, KINDS, MAX_SYSTEM_CHARS, SAMPLE_FILES)
+from .text import plain
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,7 @@ class StoredFile:
     data : bytes
         The uploaded bytes, unchanged.
     format : str
-        Format recognised ("trec", "csv", ...).
+        Format the reader used ("trec", "csv", "jsonl" ...; for a gzip file, its content's).
     system : str or None
         For a run: the system name shown on every page (editable on the Data page).
     sample : bool
@@ -80,14 +82,20 @@ def qrels_files() -> list[StoredFile]:
     return of_kind("qrels")
 
 
+def qrels_label(f: StoredFile) -> str:
+    """How a qrels file is named in pickers and captions: its file name and the start of its
+    SHA-256, so two files of the same name (``qrels.trec`` of two collections) differ."""
+    return f"{f.name} (sha256 {f.digest[:12]})"
+
+
 def active_qrels() -> StoredFile | None:
-    """The qrels chosen in the sidebar (default: the most recently added)."""
+    """The qrels chosen in the sidebar, by SHA-256 (default: the most recently added)."""
     candidates = qrels_files()
     if not candidates:
         return None
     chosen = st.session_state.get(KEY_QRELS)
     for f in candidates:
-        if f.name == chosen:
+        if f.digest == chosen:
             return f
     return candidates[-1]
 
@@ -130,13 +138,16 @@ def remove(key: str) -> None:
 
 
 def rename_run(key: str, system: str) -> str | None:
-    """Give a run a new system name; returns a plain-text problem instead when it is taken."""
+    """Give a run a new system name; returns a plain-text problem instead when it is taken,
+    empty or longer than the workspace store keeps (MAX_SYSTEM_CHARS)."""
     system = system.strip()
     store = files()
     if key not in store:
         return None
     if not system:
         return "a system name cannot be empty"
+    if len(system) > MAX_SYSTEM_CHARS:
+        return f"a system name can be at most {MAX_SYSTEM_CHARS:,} characters long (this one has {len(system):,})"
     if any(f.system == system and k != key for k, f in store.items() if f.kind == "run"):
         return f"another run is already named {system!r}"
     store[key] = dataclasses.replace(store[key], system=system)
@@ -161,6 +172,30 @@ def message_for(name: str, exc: Exception) -> str:
     return f"{name}: could not be read ({type(exc).__name__}); check that it is a {', '.join(es.FORMATS)} file"
 
 
+def _content_head(data: bytes, limit: int = 65536) -> bytes:
+    """The first ``limit`` bytes of the file's content, as the readers see it: un-gzipped (by
+    magic number, as :mod:`evalsuite.io` does) and without a UTF-8 byte-order mark."""
+    head = data
+    if data[:2] == b"\x1f\x8b":
+        try:
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, limit)
+        except zlib.error:
+            head = b""
+    if head[:3] == b"\xef\xbb\xbf":
+        head = head[3:]
+    return head[:limit]
+
+
+def format_used(kind: str, name: str, data: bytes) -> str:
+    """The format the reader picks for this file when none is given: the same detection on the
+    same bytes (the content of a gzip file, whose name may have no inner extension)."""
+    head = _content_head(data)
+    inner = name[:-3] if name.lower().endswith(".gz") else name
+    if kind == "records":
+        return es.detect_records_format(head, inner)
+    return es.detect_format(head, inner)
+
+
 def ingest(kind: str, name: str, data: bytes, system: str | None = None, sample: bool = False) -> StoredFile:
     """Read one file and add it to the session.
 
@@ -177,7 +212,6 @@ def ingest(kind: str, name: str, data: bytes, system: str | None = None, sample:
     store = files()
     if key in store:
         return store[key]
-    fmt = es.detect_format(data[:65536], name[:-3] if name.lower().endswith(".gz") else name)
     if kind == "run":
         run = loaders.read_run(digest, name, data)
         system = _unique_system(system or run.name or os.path.splitext(name)[0] or "run")
@@ -191,7 +225,8 @@ def ingest(kind: str, name: str, data: bytes, system: str | None = None, sample:
             raise es.EvalSuiteError(f"system {clash[0]!r} is already in another records file; "
                                     "give each file its own system names", source=name, field="system",
                                     value=clash[0])
-    stored = StoredFile(kind=kind, name=name, digest=digest, data=data, format=fmt, system=system, sample=sample)
+    stored = StoredFile(kind=kind, name=name, digest=digest, data=data, format=format_used(kind, name, data),
+                        system=system, sample=sample)
     store[key] = stored
     return stored
 
@@ -204,6 +239,10 @@ def queue(kind: str, name: str, data: bytes) -> None:
 def process_pending() -> list[tuple[str, str]]:
     """Read every pending file, with a status box saying which file is being read.
 
+    A qrels file read here becomes the active one (the sidebar picker is pointed at it before
+    it is drawn, see :func:`take_new_active_qrels`) and a notice says so, naming the qrels it
+    replaces.
+
     Returns the problems of this batch: ``[(file name, plain-text message)]`` (also appended
     to the session's list of problems). A good file is added even when another fails.
     """
@@ -215,18 +254,32 @@ def process_pending() -> list[tuple[str, str]]:
         return batch
     with st.status(f"Reading {len(pending)} file(s)", expanded=False) as status:
         for kind, name, data in pending:
-            status.update(label=f"Reading {name} ({len(data) / 1e6:.1f} MB) as {kind}")
+            # The label renders markdown: the file name is escaped.
+            status.update(label=f"Reading {plain(name)} ({len(data) / 1e6:.1f} MB) as {kind}")
             try:
                 before = len(files())
+                previous = active_qrels()
                 stored = ingest(kind, name, data)
                 if len(files()) == before:
                     notices.append(f"{name}: the same bytes were already loaded as {stored.name}")
                 else:
-                    notices.append(f"{name}: read as {stored.format} {kind}"
+                    notices.append(f"{name}: read as {stored.format or 'detected'} {kind}"
                                    + (f", system {stored.system!r}" if stored.system else ""))
+                    if kind == "qrels":
+                        st.session_state[KEY_QRELS_ACTIVATE] = stored.digest
+                        notices.append(
+                            f"{qrels_label(stored)} is now the active qrels of the ranking pages"
+                            + (f", in place of {qrels_label(previous)}; choose the qrels in the sidebar"
+                               if previous is not None else "") + ".")
             except Exception as exc:
                 batch.append((name, message_for(name, exc)))
         status.update(label=f"Read {len(pending) - len(batch)} of {len(pending)} file(s)",
                       state="error" if batch else "complete")
     problems().extend(batch)
     return batch
+
+
+def take_new_active_qrels() -> str | None:
+    """The SHA-256 of a qrels file uploaded since the last call (to make it the active one), or None."""
+    digest = st.session_state.pop(KEY_QRELS_ACTIVATE, None)
+    return digest if any(f.digest == digest for f in qrels_files()) else None

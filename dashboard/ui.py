@@ -7,24 +7,19 @@ User text (file names, ids, questions, error messages) is shown with ``st.text``
 
 from __future__ import annotations
 
-import re
+import math
 from collections.abc import Sequence
 
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 import evalsuite as es
-from evalsuite.views import safe_csv
+from evalsuite.views import metric_name, safe_csv
 
 from . import loaders, store, view
-from .constants import RAG_ORDER
-
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
-
-
-def plain(text: object) -> str:
-    """``text`` with every markdown/HTML special character escaped, for use inside markdown."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text))
+from .constants import KEY_REL_LEVEL, RAG_ORDER, WHOLE_LIST
+from .text import plain  # noqa: F401  (re-exported: pages escape user text with ui.plain)
 
 
 def error_text(exc: BaseException) -> str:
@@ -59,10 +54,109 @@ def chart_with_selection(figure, key: str, container=None, **kwargs):
     return event
 
 
+# Positional parameters of the widgets bound to the URL, as Streamlit names them.
+_POSITIONAL = {
+    "selectbox": ("label", "options", "index"),
+    "radio": ("label", "options", "index"),
+    "multiselect": ("label", "options", "default"),
+    "select_slider": ("label", "options", "value"),
+    "slider": ("label", "min_value", "max_value", "value", "step"),
+    "number_input": ("label", "min_value", "max_value", "value", "step"),
+    "text_input": ("label", "value", "max_chars"),
+    "toggle": ("label", "value"),
+    "checkbox": ("label", "value"),
+}
+_MAX_URL_TEXT = 500  # a text input bound to the URL without max_chars keeps at most this much
+
+
+def _number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _allowed_url_values(name: str, params: dict, values: list[str]) -> list[str] | None:
+    """The URL values a widget may take (a subset of ``values``, in order), or None to drop them
+    all. Numbers must be finite, in range and whole where the widget counts in whole steps;
+    options must be the widget's own (as shown, ``format_func`` applied)."""
+    if name in ("selectbox", "radio", "multiselect", "select_slider"):
+        shown = params.get("format_func") or str
+        options = {str(shown(o)) for o in params.get("options", ())}
+        kept = [v for v in values if v in options]
+        if name == "multiselect":
+            return list(dict.fromkeys(kept)) or None  # duplicates dropped as well
+        return kept if kept and len(kept) == len(values) else None
+    if name in ("number_input", "slider"):
+        default = params.get("value")
+        count = len(default) if isinstance(default, (tuple, list)) else 1
+        numbers = [_number(v) for v in values]
+        if len(numbers) != count or any(n is None for n in numbers):
+            return None
+        low, high = params.get("min_value"), params.get("max_value")
+        whole = all(isinstance(params.get(p), int) and not isinstance(params.get(p), bool)
+                    for p in ("step", "min_value") if params.get(p) is not None) and params.get("step") is not None
+        for n in numbers:
+            if (low is not None and n < low) or (high is not None and n > high) or (whole and n != int(n)):
+                return None
+        return values
+    if name in ("toggle", "checkbox"):
+        return values if len(values) == 1 and values[0].lower() in ("true", "false") else None
+    if name == "text_input":
+        limit = params.get("max_chars") or _MAX_URL_TEXT
+        return values if len(values) == 1 and len(values[0]) <= limit else None
+    return values
+
+
+def _sanitise_url(widget, args: tuple, key: str, kwargs: dict) -> None:
+    """Drop (or trim to the known options) the URL's value for ``key`` before the widget reads it.
+
+    Streamlit seeds a bound widget from the URL the page was opened with; a value it cannot
+    take (``rel_level=inf`` in an integer number input raises OverflowError inside Streamlit)
+    would stop the whole page. Streamlit keeps that URL in its session's query-parameter state
+    (``_initial_query_params``, read when a widget is first drawn) with no public way to edit
+    it, so this reaches into it; the visible URL is corrected through ``remove_param``.
+    """
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return
+    name = getattr(widget, "__name__", "")
+    params = dict(zip(_POSITIONAL.get(name, ()), args)) | kwargs
+    with ctx.session_state.query_params() as qp:
+        raw = qp.get_initial_value(key)
+        if raw is None:
+            return
+        values = [raw] if isinstance(raw, str) else [str(v) for v in raw]
+        if values == [""]:
+            allowed = values if name in ("multiselect", "text_input") else None
+        else:
+            allowed = _allowed_url_values(name, params, values)
+        if allowed == values:
+            return
+        initial = getattr(qp, "_initial_query_params", None)
+        if allowed is None:
+            if isinstance(initial, dict):
+                initial.pop(key, None)
+            qp.remove_param(key)
+        else:
+            if isinstance(initial, dict):
+                initial[key] = list(allowed)
+            qp.set_corrected_value(key, list(allowed), "string_array_value")
+
+
 def bound(widget, *args, key: str, **kwargs):
     """Call the Streamlit ``widget`` bound to the URL query parameter ``key`` and record its value
     as part of the view (a share link carries the value of every bound widget drawn, including
-    values the URL does not show because they were the default when they were chosen)."""
+    values the URL does not show because they were the default when they were chosen).
+
+    A URL value the widget cannot take (unknown option, a number that is not finite, out of
+    range or not whole, an overlong text) is dropped first, so a tampered link shows the
+    default instead of an error."""
+    try:
+        _sanitise_url(widget, args, key, kwargs)
+    except AttributeError:  # Streamlit's internal query-parameter state changed: bind unchecked
+        pass
     value = widget(*args, key=key, bind="query-params", **kwargs)
     view.add_bound(key, value)
     return value
@@ -80,14 +174,40 @@ def no_data(what: str, page_hint: str = "Upload files on the Data page, or load 
     st.info(f"{what} {page_hint}", icon=":material/info:")
 
 
+def cutoff_values(cutoffs) -> list[int | None]:
+    """The chosen cutoffs as numbers, ascending, then None for "all" (the whole ranked list)."""
+    numeric = sorted({int(k) for k in cutoffs if k != WHOLE_LIST})
+    return numeric + ([None] if WHOLE_LIST in cutoffs else [])
+
+
 def metric_names(bases, cutoffs) -> list[str]:
-    """ranx-style names, e.g. ndcg@10, for every chosen metric and cutoff (the Overview page's
-    columns, and the report's)."""
-    return [f"{b}@{k}" for b in bases for k in sorted(cutoffs)]
+    """ranx-style names, e.g. ndcg@10, for every chosen metric and cutoff; "all" gives the
+    whole-list metric (``map``, ``ndcg``, ``mrr`` ...: trec_eval's ``map``, ``ndcg``,
+    ``recip_rank``). The Overview page's columns, and the report's."""
+    return [metric_name(b, k) for b in bases for k in cutoff_values(cutoffs)]
+
+
+def trec_eval_name(metric: str) -> str | None:
+    """trec_eval's name of a ranking metric (``map_cut_100``, ``map``, ``recip_rank``, ``set_P``
+    ...), or None when trec_eval has none; for column help texts."""
+    try:
+        spec = es.parse_metric(metric)
+    except es.EvalSuiteError:
+        return None
+    if spec.k is None and spec.base in ("precision", "recall"):
+        return {"precision": "set_P", "recall": "set_recall"}[spec.base]
+    return spec.trec_name
 
 
 def rel_level() -> int:
-    return int(st.session_state.get("rel_level") or 1)
+    """The sidebar's "Relevant from grade" (a whole number from 1 to 100, see :func:`bound`)."""
+    value = st.session_state.get(KEY_REL_LEVEL) or 1
+    return int(value)
+
+
+def grade(value: float) -> str:
+    """A relevance grade as people write it: ``2``, not ``2.0`` (``2.5`` stays ``2.5``)."""
+    return f"{value:g}"
 
 
 def qrels_and_runs():
@@ -110,7 +230,7 @@ def run_reports(metrics: Sequence[str]):
         return reports, failures
     for system, (f, run) in runs.items():
         try:
-            reports[system] = loaders.evaluate_run(qrels_file.digest, f.digest, tuple(metrics), float(rel_level()),
+            reports[system] = loaders.evaluate_run(qrels_file.digest, f.digest, tuple(metrics), rel_level(),
                                                    qrels, run)
         except es.EvalSuiteError as exc:
             failures[system] = f"{system} ({f.name}): {exc}"
@@ -125,10 +245,10 @@ def records_report(k: int = 10):
     EvalSuiteError
         The files cannot be combined or evaluated.
     """
-    return records_report_of(tuple(store.record_files()), int(k), float(rel_level()))
+    return records_report_of(tuple(store.record_files()), int(k), rel_level())
 
 
-def records_report_of(parts: Sequence, k: int, rel_level: float):
+def records_report_of(parts: Sequence, k: int, rel_level: int):
     """:func:`records_report` for given records files (``StoredFile``s): no session needed, so
     the report export can call it when the download is clicked (cached by the files' digests)."""
     if not parts:
@@ -136,7 +256,7 @@ def records_report_of(parts: Sequence, k: int, rel_level: float):
     parsed = tuple(loaders.read_records(f.digest, f.name, f.data) for f in parts)
     digests = tuple(f.digest for f in parts)
     records = parsed[0] if len(parsed) == 1 else loaders.concat_records(digests, parsed)
-    report = loaders.evaluate_records(digests, int(k), float(rel_level), records)
+    report = loaders.evaluate_records(digests, int(k), int(rel_level), records)
     return records, report
 
 

@@ -42,6 +42,9 @@ from .constants import (
     KEY_WS_PROBLEM,
     LOCAL_MAX_DATASET_MB,
     LOCAL_MAX_WORKSPACE_MB,
+    MAX_FILENAME_CHARS,
+    MAX_SYSTEM_CHARS,
+    MAX_WORKSPACE_NAME_CHARS,
     SAMPLE_FILES,
     STORE_RETRY_SECONDS,
     WS_PARAM,
@@ -186,10 +189,32 @@ def _size(n: int) -> str:
     return f"{n / MIB:.1f} MiB ({n:,} bytes)" if n >= MIB else f"{n:,} bytes"
 
 
+def default_name(systems: list[str], stamp: str) -> str:
+    """A workspace name from the first systems' names and a time stamp, shortened (with "...")
+    to the MAX_WORKSPACE_NAME_CHARS the store keeps, the stamp always whole."""
+    if not systems:
+        return f"Workspace of {stamp}"
+    listed = ", ".join(systems[:4]) + (" ..." if len(systems) > 4 else "")
+    suffix = f" ({stamp})"
+    room = MAX_WORKSPACE_NAME_CHARS - len(suffix)
+    if len(listed) > room:
+        listed = listed[: room - 3].rstrip() + "..."
+    return listed + suffix
+
+
 def _check_caps(store: Store, files: list) -> None:
-    """Refuse before writing anything: a file over the per-dataset cap, or all distinct files
-    together over the per-workspace cap (the store checks both again)."""
+    """Refuse before writing anything: a file over the per-dataset cap, all distinct files
+    together over the per-workspace cap, or a system or file name longer than the store keeps
+    (the store checks all of them again)."""
     for f in files:
+        if f.system is not None and len(f.system) > MAX_SYSTEM_CHARS:
+            raise StoreError(f"the system name of this run is {len(f.system):,} characters long; the workspace store "
+                             f"keeps at most {MAX_SYSTEM_CHARS:,}. Give it a shorter name on the Data page (Name "
+                             "systems) to save the session", code="invalid_argument", source=f.name[:MAX_FILENAME_CHARS])
+        if len(f.name) > MAX_FILENAME_CHARS:
+            raise StoreError(f"this file name is {len(f.name):,} characters long; the workspace store keeps at most "
+                             f"{MAX_FILENAME_CHARS}. Upload it under a shorter name to save the session",
+                             code="invalid_argument", source=f.name[:60] + "...")
         if len(f.data) > store.max_dataset_bytes:
             raise StoreError(f"this {f.kind} file is {_size(len(f.data))}; the workspace store keeps at most "
                              f"{_size(store.max_dataset_bytes)} per file (the app's max_dataset_mb setting), so "

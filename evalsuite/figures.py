@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from .views import difference_columns
+
 __all__ = [
     "STAGE_COLORS",
     "metric_bars",
@@ -27,6 +29,8 @@ __all__ = [
     "difference_bars",
     "system_scatter",
     "quality_latency_scatter",
+    "rate_by_latency",
+    "value_range",
     "rag_metric_bars",
 ]
 
@@ -49,6 +53,22 @@ def _layout(fig: go.Figure, title: str, **extra) -> go.Figure:
 def _text(value) -> str:
     # Plotly treats a few tags (<b>, <br>) in strings as markup; show user text literally.
     return str(value).replace("<", "&lt;").replace(">", "&gt;")
+
+
+def value_range(values, pad: float = 0.03) -> list[float]:
+    """Axis range for metric values: ``[0, 1]`` when every finite value lies in it (the range of
+    every ranking and RAG metric), else the values' own span; padded by ``pad`` of the span on
+    both sides so points on the edges stay visible."""
+    array = np.asarray(values, dtype=np.float64)
+    array = array[np.isfinite(array)]
+    if not array.size or (array.min() >= 0.0 and array.max() <= 1.0):
+        lo, hi = 0.0, 1.0
+    else:
+        lo, hi = float(array.min()), float(array.max())
+        if hi == lo:
+            lo, hi = lo - 0.5, hi + 0.5
+    span = hi - lo
+    return [lo - pad * span, hi + pad * span]
 
 
 def metric_bars(table: pd.DataFrame, metrics: Sequence[str]) -> go.Figure:
@@ -134,40 +154,69 @@ def difference_bars(diff: pd.DataFrame, metric: str, names: tuple[str, str]) -> 
     fig = go.Figure(go.Bar(x=ids, y=data["diff"].to_numpy(), marker_color=colors,
                            hovertemplate="query %{x}: %{y:+.4f}<extra></extra>"))
     fig.update_xaxes(title="query (sorted by difference)", type="category", showticklabels=len(ids) <= 60)
-    fig.update_yaxes(title=f"{metric}: {_text(names[1])} - {_text(names[0])}", zeroline=True)
+    fig.update_yaxes(title=f"{_text(metric)}: {_text(names[1])} - {_text(names[0])}", zeroline=True)
     return _layout(fig, f"Per-query difference ({len(ids)} queries)")
 
 
 def system_scatter(diff: pd.DataFrame, metric: str, names: tuple[str, str]) -> go.Figure:
-    """Scatter of system A (x) against system B (y) per query, with the diagonal y = x."""
+    """Scatter of system A (x) against system B (y) per query, with the diagonal y = x.
+
+    Both axes show the same range, the metric's (``[0, 1]`` padded, see :func:`value_range`),
+    and keep a 1:1 scale by shrinking the plot area (``constrain="domain"``) rather than by
+    stretching the ranges, so a wide container (the HTML report) does not show -1..2.
+    """
     a, b = names
+    col_a, col_b = difference_columns(a, b)
     data = diff[diff["diff"].notna()]
-    x = data[a].to_numpy() if a != b else data[a].to_numpy()
-    y = data[b].to_numpy()
+    x = data[col_a].to_numpy(dtype=np.float64)
+    y = data[col_b].to_numpy(dtype=np.float64)
     colors = np.where(data["diff"] > 0, "#54a24b", np.where(data["diff"] < 0, "#e45756", "#9d9d9d"))
     fig = go.Figure(go.Scatter(x=x, y=y, mode="markers", marker=dict(color=colors, size=7, opacity=0.7),
                                text=data["query_id"].astype(str).map(_text).tolist(),
                                hovertemplate="query %{text}<br>A %{x:.4f}, B %{y:.4f}<extra></extra>"))
-    finite = np.concatenate([x, y])
-    finite = finite[np.isfinite(finite)]
-    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-    fig.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(color="#888", dash="dot"), hoverinfo="skip",
+    axis = value_range(np.concatenate([x, y]))
+    fig.add_scatter(x=axis, y=axis, mode="lines", line=dict(color="#888", dash="dot"), hoverinfo="skip",
                     showlegend=False)
-    fig.update_xaxes(title=f"{metric}: {_text(a)} (A)")
-    fig.update_yaxes(title=f"{metric}: {_text(b)} (B)", scaleanchor="x", scaleratio=1)
+    fig.update_xaxes(title=f"{_text(metric)}: {_text(a)} (A)", range=axis, constrain="domain", autorange=False)
+    fig.update_yaxes(title=f"{_text(metric)}: {_text(b)} (B)", range=axis, scaleanchor="x", scaleratio=1,
+                     constrain="domain", autorange=False)
     return _layout(fig, "A against B per query (above the diagonal: B better)", showlegend=False, height=420)
 
 
 def quality_latency_scatter(data: pd.DataFrame, metric: str, latency: str = "latency_ms", unit: str = "ms") -> go.Figure:
-    """Per-request quality against latency, one colour per system."""
+    """Per-request quality (graded, e.g. faithfulness) against latency, one colour per system;
+    the quality axis shows the metric's range (:func:`value_range`). For a 0/1 metric use
+    :func:`rate_by_latency`."""
     fig = go.Figure()
     for name, part in data.groupby("system", sort=True):
         fig.add_scatter(x=part[latency].to_numpy(), y=part[metric].to_numpy(), mode="markers", name=_text(name),
                         text=part["query_id"].astype(str).map(_text).tolist(), marker=dict(size=6, opacity=0.6),
-                        hovertemplate="request %{text}<br>%{x:.0f} " + unit + ", " + metric + " %{y:.3f}<extra>%{fullData.name}</extra>")
+                        hovertemplate="request %{text}<br>%{x:.0f} " + unit + ", " + _text(metric)
+                        + " %{y:.3f}<extra>%{fullData.name}</extra>")
     fig.update_xaxes(title=f"{latency} ({unit})")
-    fig.update_yaxes(title=metric)
+    fig.update_yaxes(title=_text(metric), range=value_range(data[metric].to_numpy(dtype=np.float64)), autorange=False)
     return _layout(fig, f"{metric} against latency per request", legend_title_text="system")
+
+
+def rate_by_latency(table: pd.DataFrame, metric: str, latency: str = "latency_ms", unit: str = "ms",
+                    group: str = "system") -> go.Figure:
+    """Share of requests with ``metric`` = 1 per latency bin (from
+    :func:`evalsuite.views.rate_by_latency_bin`), one line per system with its Wilson interval;
+    each point sits at the middle of its bin, the hover gives the bin and its number of requests."""
+    fig = go.Figure()
+    for name, part in table.groupby(group, sort=True):
+        middle = ((part["left"] + part["right"]) / 2).to_numpy()
+        fig.add_scatter(
+            x=middle, y=part["rate"].to_numpy(), mode="lines+markers", name=_text(name),
+            error_y=dict(type="data", symmetric=False, array=(part["ci_high"] - part["rate"]).to_numpy(),
+                         arrayminus=(part["rate"] - part["ci_low"]).to_numpy(), thickness=1),
+            customdata=np.stack([part["left"], part["right"], part["n"], part["successes"]], axis=1),
+            hovertemplate="%{customdata[0]:.0f}-%{customdata[1]:.0f} " + unit + ": %{y:.1%} ("
+            + "%{customdata[3]} of %{customdata[2]})<extra>%{fullData.name}</extra>")
+    fig.update_xaxes(title=f"{latency} ({unit}), middle of the bin")
+    fig.update_yaxes(title=f"share with {_text(metric)} = 1", tickformat=".0%", range=value_range([0.0, 1.0]),
+                     autorange=False)
+    return _layout(fig, f"{metric}: share of requests per latency bin (Wilson interval)", legend_title_text=group)
 
 
 def rag_metric_bars(table: pd.DataFrame, metric: str) -> go.Figure:

@@ -9,6 +9,8 @@ is a count, a sort or a binning of those results done here with numpy/pandas:
 - :func:`ranked_list_with_labels`, :func:`side_by_side_lists`: a query's ranked list with the
   relevance label of every doc;
 - :func:`per_query_difference`: per-query values of two systems and their difference;
+- :func:`rate_by_latency_bin`: the share of successful (1) requests per latency bin, for 0/1
+  metrics where a scatter would put every point on two lines;
 - :func:`binned_histogram`, :func:`ecdf_points`: latency distributions pre-binned so that a
   million values become a few hundred points;
 - :func:`safe_csv`: CSV bytes that a spreadsheet opens without running any formula.
@@ -39,12 +41,16 @@ __all__ = [
     "per_query_table",
     "ranked_list_with_labels",
     "side_by_side_lists",
+    "metric_name",
+    "difference_columns",
     "per_query_difference",
     "binned_histogram",
     "ecdf_points",
     "sample_rows",
     "failed_requests",
     "quality_vs_latency",
+    "is_binary",
+    "rate_by_latency_bin",
     "rag_quality_table",
 ]
 
@@ -208,18 +214,31 @@ def query_accounting(report: EvaluationReport) -> pd.DataFrame:
     return frame.sort_values(["outcome", "query_id"], kind="stable").reset_index(drop=True)
 
 
-def judged_table(reports: Mapping[str, EvaluationReport], cutoffs: Sequence[int]) -> pd.DataFrame:
+def metric_name(base: str, k: int | None) -> str:
+    """ranx-style metric name: ``base@k``, or ``base`` alone for the whole ranked list (``k`` None,
+    trec_eval's ``map``, ``ndcg``, ``recip_rank``)."""
+    return base if k is None else f"{base}@{k}"
+
+
+def judged_table(reports: Mapping[str, EvaluationReport], cutoffs: Sequence[int | None]) -> pd.DataFrame:
     """judged@k per system: the share of top-k docs that have a judgement (any grade).
 
     The values are :func:`evalsuite.evaluate`'s ``judged@k`` means (so the reports must have
     been computed with those metrics). Low values mean holes in the qrels: unjudged docs count
     as not relevant, which lowers every metric of that run.
 
+    Parameters
+    ----------
+    reports : {system name: EvaluationReport}
+    cutoffs : sequence of int or None
+        The cutoffs k; None is the whole ranked list (metric ``judged``).
+
     Returns
     -------
     pandas.DataFrame
-        Indexed by ``system``, one column ``judged@k`` per cutoff, plus ``queries with an
-        unjudged doc in the top k`` for the largest cutoff.
+        Indexed by ``system``, one column ``judged@k`` (``judged`` for the whole list) per
+        cutoff, plus ``queries with an unjudged doc in the top k`` for the largest cutoff (``in
+        the ranked list`` when the whole list is among them).
 
     Raises
     ------
@@ -227,17 +246,19 @@ def judged_table(reports: Mapping[str, EvaluationReport], cutoffs: Sequence[int]
         A report lacks one of the ``judged@k`` metrics.
     """
     rows = []
+    numeric = sorted(k for k in cutoffs if k is not None)
+    largest = None if (None in cutoffs or not numeric) else numeric[-1]
     for system, report in reports.items():
         row = {"system": system}
         for k in cutoffs:
-            name = f"judged@{k}"
+            name = metric_name("judged", k)
             if name not in report.scores:
                 raise EvalSuiteError(f"the report of {system!r} has no {name} column", field="metrics", value=name)
             row[name] = float(report.scores[name])
-        if cutoffs:
-            top = f"judged@{max(cutoffs)}"
-            row[f"queries with an unjudged doc in the top {max(cutoffs)}"] = int(
-                (report.per_query[top].to_numpy() < 1.0).sum())
+        if len(cutoffs):
+            top = metric_name("judged", largest)
+            label = "in the ranked list" if largest is None else f"in the top {largest}"
+            row[f"queries with an unjudged doc {label}"] = int((report.per_query[top].to_numpy() < 1.0).sum())
         rows.append(row)
     return pd.DataFrame(rows).set_index("system") if rows else pd.DataFrame()
 
@@ -343,6 +364,13 @@ def side_by_side_lists(list_a: pd.DataFrame, list_b: pd.DataFrame, names: tuple[
 # Two systems, query by query.
 
 
+def difference_columns(system_a: str, system_b: str) -> tuple[str, str]:
+    """Column names of the two systems in :func:`per_query_difference`: ``"A: <name>"`` and
+    ``"B: <name>"``. The prefixes keep them apart from the fixed columns (``query_id``,
+    ``diff``, ``outcome``) and from each other, whatever the systems are called."""
+    return f"A: {system_a}", f"B: {system_b}"
+
+
 def per_query_difference(per_query: pd.DataFrame, system_a: str, system_b: str) -> pd.DataFrame:
     """Per-query values of two systems and ``diff = B - A``, sorted by diff (worst for B first).
 
@@ -357,20 +385,29 @@ def per_query_difference(per_query: pd.DataFrame, system_a: str, system_b: str) 
     Returns
     -------
     pandas.DataFrame
-        Columns ``query_id``, ``A``, ``B`` (named after the systems), ``diff``, ``outcome``
-        ("B better", "tie", "B worse", "undefined" when either value is NaN). Rows sorted by
-        diff ascending (NaN last), ties by query id.
+        Columns ``query_id``, ``A: <system_a>``, ``B: <system_b>`` (see
+        :func:`difference_columns`; a system may be called ``diff`` or ``query_id``), ``diff``,
+        ``outcome`` ("B better", "tie", "B worse", "undefined" when either value is NaN). Rows
+        sorted by diff ascending (NaN last), ties by query id.
+
+    Raises
+    ------
+    EvalSuiteError
+        ``per_query`` has no column for one of the systems.
     """
     for name in (system_a, system_b):
         if name not in per_query.columns:
             raise EvalSuiteError(f"no per-query values for system {name!r}", field="system", value=name)
-    a = per_query[system_a].to_numpy(dtype=np.float64)
-    b = per_query[system_b].to_numpy(dtype=np.float64)
+    # Positional access: a column name that appears twice (or a system named like the index)
+    # must not change which values are read.
+    a = np.asarray(per_query.iloc[:, per_query.columns.get_indexer([system_a])[0]], dtype=np.float64)
+    b = np.asarray(per_query.iloc[:, per_query.columns.get_indexer([system_b])[0]], dtype=np.float64)
     diff = b - a
     outcome = np.where(np.isnan(diff), "undefined", np.where(diff > 0, "B better", np.where(diff < 0, "B worse", "tie")))
-    frame = pd.DataFrame({"query_id": per_query.index.astype(str), "a": a, "b": b, "diff": diff, "outcome": outcome})
-    frame = frame.sort_values(["diff", "query_id"], kind="stable", na_position="last").reset_index(drop=True)
-    return frame.rename(columns={"a": system_a, "b": system_b}) if system_a != system_b else frame
+    col_a, col_b = difference_columns(system_a, system_b)
+    frame = pd.DataFrame({"query_id": np.asarray(per_query.index.astype(str), dtype=object), col_a: a, col_b: b,
+                          "diff": diff, "outcome": outcome})
+    return frame.sort_values(["diff", "query_id"], kind="stable", na_position="last").reset_index(drop=True)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -483,17 +520,29 @@ def sample_rows(frame: pd.DataFrame, max_rows: int = 5000, seed: int = 0) -> tup
 # Per-request records.
 
 
+def _stage_key(labels: pd.Series) -> pd.Series:
+    # The reader accepts failure stages case-insensitively and with surrounding spaces (as
+    # evalsuite.failure_attribution counts them): compare on the same normal form.
+    return labels.astype("string").str.strip().str.lower()
+
+
 def failed_requests(frame: pd.DataFrame, system: str | None = None, stage: str | None = None,
                     columns: Sequence[str] = ("system", "query_id", "failure_stage", "error")) -> pd.DataFrame:
     """The failed requests (a non-null ``failure_stage``) of a records frame, optionally one
-    system's and one stage's, with the columns that explain them (those present)."""
+    system's and one stage's, with the columns that explain them (those present).
+
+    ``stage`` matches labels case-insensitively and ignoring surrounding whitespace
+    (``"Retrieval"`` and ``" retrieval "`` are the stage ``retrieval``), as the reader and
+    :func:`evalsuite.failure_attribution` do; the labels are listed as the file has them.
+    """
     if "failure_stage" not in frame:
         return pd.DataFrame(columns=[c for c in columns if c in frame.columns])
     mask = frame["failure_stage"].notna().to_numpy().copy()
     if system is not None and "system" in frame:
         mask &= (frame["system"] == system).to_numpy(dtype=bool, na_value=False)
     if stage is not None:
-        mask &= (frame["failure_stage"] == stage).to_numpy(dtype=bool, na_value=False)
+        wanted = str(stage).strip().lower()
+        mask &= (_stage_key(frame["failure_stage"]) == wanted).to_numpy(dtype=bool, na_value=False)
     return frame.loc[mask, [c for c in columns if c in frame.columns]].reset_index(drop=True)
 
 
@@ -505,6 +554,75 @@ def quality_vs_latency(per_query: pd.DataFrame, metric: str, latency: str = "lat
             raise EvalSuiteError(f"no {col!r} column in the per-request table", field=col)
     both = per_query[metric].notna().to_numpy() & per_query[latency].notna().to_numpy()
     return per_query.loc[both, ["system", "query_id", metric, latency]].reset_index(drop=True)
+
+
+def is_binary(values) -> bool:
+    """True when every defined (non-NaN) value is 0 or 1 and there is at least one: a success
+    flag, or a judgement with one claim per request."""
+    array = np.asarray(values, dtype=np.float64)
+    array = array[~np.isnan(array)]
+    return bool(array.size) and bool(np.isin(array, (0.0, 1.0)).all())
+
+
+def rate_by_latency_bin(frame: pd.DataFrame, metric: str, latency: str = "latency_ms", group: str = "system",
+                        bins: int = 10, confidence: float = 0.95) -> pd.DataFrame:
+    """Share of requests whose 0/1 ``metric`` is 1, per latency bin and group, with its Wilson
+    interval (:func:`evalsuite.task_success_rate`).
+
+    The bins are shared by every group: quantiles of all finite latencies (equal-count bins over
+    the pooled requests, :func:`numpy.quantile`; duplicate edges merged), left-closed, the last
+    also right-closed. Rows whose metric or latency is missing are left out.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Columns ``group``, ``metric`` (0, 1 or NaN) and ``latency`` (a number, NaN when unknown).
+    metric, latency, group : str
+        Column names.
+    bins : int
+        Number of quantile bins before merging duplicate edges (at least 1).
+    confidence : float
+        Level of the Wilson interval.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``group``, ``bin`` (0-based), ``left``, ``right`` (bin edges, latency unit),
+        ``n`` (requests), ``successes``, ``rate`` (successes / n), ``ci_low``, ``ci_high``; one
+        row per group and non-empty bin, sorted by group then bin.
+
+    Raises
+    ------
+    EvalSuiteError
+        ``bins`` < 1, a column is missing, or ``metric`` holds a value other than 0, 1 or NaN.
+    """
+    from .rag import task_success_rate
+
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
+        raise EvalSuiteError("bins must be a positive integer", field="bins", value=bins)
+    for col in (group, metric, latency):
+        if col not in frame:
+            raise EvalSuiteError(f"no {col!r} column in the per-request table", field=col)
+    values = frame[metric].to_numpy(dtype=np.float64, na_value=np.nan)
+    times = frame[latency].to_numpy(dtype=np.float64, na_value=np.nan)
+    keep = ~np.isnan(values) & np.isfinite(times)
+    columns = [group, "bin", "left", "right", "n", "successes", "rate", "ci_low", "ci_high"]
+    if not keep.any():
+        return pd.DataFrame(columns=columns)
+    if not np.isin(values[keep], (0.0, 1.0)).all():
+        raise EvalSuiteError(f"{metric} holds values other than 0 and 1", field=metric)
+    edges = np.unique(np.quantile(times[keep], np.linspace(0.0, 1.0, bins + 1)))
+    if edges.size == 1:
+        edges = np.array([edges[0], edges[0]])
+    index = np.clip(np.searchsorted(edges, times[keep], side="right") - 1, 0, edges.size - 2)
+    kept = pd.DataFrame({group: frame[group].to_numpy()[keep], "bin": index, "value": values[keep]})
+    rows = []
+    for (name, b), part in kept.groupby([group, "bin"], sort=True, observed=True):
+        score = task_success_rate(part["value"].to_numpy(dtype=np.float64), confidence=confidence)
+        rows.append({group: name, "bin": int(b), "left": float(edges[b]), "right": float(edges[b + 1]),
+                     "n": int(score.params["n"]), "successes": int(score.params["successes"]), "rate": float(score),
+                     "ci_low": float(score.params["ci_low"]), "ci_high": float(score.params["ci_high"])})
+    return pd.DataFrame(rows, columns=columns)
 
 
 def rag_quality_table(report, metrics: Sequence[str] | None = None) -> pd.DataFrame:

@@ -27,7 +27,10 @@ def _pick_pair(systems: list[str]) -> tuple[str, str] | None:
         return None
     left, right = st.columns(2)
     a = ui.pick("System A (baseline)", systems, key="compare_a", container=left)
-    b = ui.pick("System B", systems, index=1, key="compare_b", container=right)
+    # B's default is the first system other than A, so a link whose systems are gone (or name
+    # only A) still opens on two different systems.
+    b = ui.pick("System B", systems, index=next(i for i, s in enumerate(systems) if s != a), key="compare_b",
+                container=right)
     if a == b:
         st.warning("Pick two different systems.")
         return None
@@ -48,13 +51,14 @@ def _report_table(report, names: tuple[str, str]) -> None:
     table = report.table
     shown = ["metric", "mean_baseline", "mean_system", "diff", "ci_low", "ci_high", "p_value", "p_adjusted",
              "significant", "effect_size", "wins", "ties", "losses", "n_queries", "n_dropped_nan"]
+    col_a, col_b = views.difference_columns(*names)
     st.dataframe(table, hide_index=True, width="stretch", column_order=[c for c in shown if c in table], column_config={
-        "mean_baseline": st.column_config.NumberColumn(f"A: {names[0]}", format="%.4f"),
-        "mean_system": st.column_config.NumberColumn(f"B: {names[1]}", format="%.4f"),
+        "mean_baseline": st.column_config.NumberColumn(col_a, format="%.4f"),
+        "mean_system": st.column_config.NumberColumn(col_b, format="%.4f"),
         **{c: st.column_config.NumberColumn(c, format="%.4f")
            for c in ("diff", "ci_low", "ci_high", "effect_size")},
         **{c: st.column_config.NumberColumn(c, format="%.2g") for c in ("p_value", "p_adjusted")}})
-    st.caption(" ".join(str(d) for d in report.describe()))
+    st.caption(ui.plain(" ".join(str(d) for d in report.describe())))
     left, right = st.columns(2)
     with left:
         ui.download_csv(table, f"compare_{names[0]}_{names[1]}.csv", key="compare_csv")
@@ -84,7 +88,8 @@ def _differences(report, names: tuple[str, str]) -> list[str]:
     st.caption(f"{counts.get('B better', 0)} queries better, {counts.get('tie', 0)} tied, "
                f"{counts.get('B worse', 0)} worse for {ui.plain(names[1])} ({ui.plain(metric)}).")
     st.dataframe(diff, hide_index=True, width="stretch", height=260,
-                 column_config={c: st.column_config.NumberColumn(c, format="%.4f") for c in (*names, "diff")})
+                 column_config={c: st.column_config.NumberColumn(c, format="%.4f")
+                                for c in (*views.difference_columns(*names), "diff")})
     ui.download_csv(diff, f"per_query_diff_{metric}.csv", key="compare_diff_csv")
     return diff["query_id"].tolist()
 
@@ -119,7 +124,10 @@ def _operations(names: tuple[str, str]) -> None:
         return
     st.subheader("Failures and latency")
     failures = report.failure_table[report.failure_table["system"].isin(names)]
-    latency = report.latency_table[report.latency_table["system"].isin(names)]
+    # Stages a system has no value for (n = 0, e.g. ttft of a system that does not stream) are left
+    # out, as on the Latency page.
+    latency = report.latency_table[report.latency_table["system"].isin(names) & (report.latency_table["n"] > 0)]
+    latency = latency.reset_index(drop=True)
     left, right = st.columns(2)
     with left:
         if failures.empty:
@@ -153,9 +161,9 @@ def _runs_view() -> None:
         st.info("Choose at least one metric.")
         return
     try:
-        with st.spinner(f"Comparing {pair[1]} with {pair[0]} ({test} test)"):
+        with st.spinner(f"Comparing {ui.plain(pair[1])} with {ui.plain(pair[0])} ({test} test)"):
             report = loaders.compare_runs(qrels_file.digest, tuple((n, runs[n][0].digest) for n in pair),
-                                          tuple(metrics), test, correction, alpha, float(ui.rel_level()), qrels,
+                                          tuple(metrics), test, correction, alpha, ui.rel_level(), qrels,
                                           {n: runs[n][1] for n in pair})
     except Exception as exc:
         ui.show_error(exc)
@@ -179,7 +187,7 @@ def _records_view() -> None:
     pair = _pick_pair(report.systems)
     if pair is None:
         return
-    per_system = {n: report.per_query[report.per_query["system"] == n].set_index("query_id") for n in pair}
+    per_system = loaders.records_per_system(report, pair)
     available = [m for m in ui.record_metrics(report) if all(per_system[n][m].notna().any() for n in pair)]
     if not available:
         st.warning(f"{ui.plain(pair[0])} and {ui.plain(pair[1])} share no quality metric with values (their records have different fields).")
@@ -192,9 +200,10 @@ def _records_view() -> None:
         return
     digests = tuple(f.digest for f in store.record_files())
     try:
-        with st.spinner(f"Comparing {pair[1]} with {pair[0]} ({test} test)"):
-            comparison = loaders.compare_records(digests, pair, tuple(metrics), test, correction, alpha, RECORDS_K,
-                                                 {n: per_system[n][metrics] for n in pair})
+        with st.spinner(f"Comparing {ui.plain(pair[1])} with {ui.plain(pair[0])} ({test} test)"):
+            # Keyed by everything that defines the numbers: the files, k, rel_level, systems, settings.
+            comparison = loaders.compare_records(digests, RECORDS_K, ui.rel_level(), pair, tuple(metrics), test,
+                                                 correction, alpha, report)
     except Exception as exc:
         ui.show_error(exc)
         return
@@ -221,9 +230,16 @@ def _records_view() -> None:
     _operations(pair)
 
 
+def _default_source() -> int:
+    """Ranking runs when two runs and qrels can be compared, else per-request records if any."""
+    if (len(store.runs()) >= 2 and store.active_qrels() is not None) or not store.record_files():
+        return 0
+    return 1
+
+
 def render() -> None:
     st.title("Compare")
-    source = ui.bound(st.radio, "Source", SOURCES, horizontal=True, key="compare_source",
+    source = ui.bound(st.radio, "Source", SOURCES, index=_default_source(), horizontal=True, key="compare_source",
                       label_visibility="collapsed")
     if source == SOURCES[0]:
         _runs_view()

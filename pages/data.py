@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import loaders, share, store, ui
-from dashboard.constants import KEY_NOTICES
+from dashboard.constants import KEY_NOTICES, MAX_SYSTEM_CHARS
 from evalsuite import views
 
 _UPLOADERS = (
@@ -68,7 +68,8 @@ def _runs_table() -> None:
         for f in runs:
             left, right = st.columns([4, 1], vertical_alignment="bottom")
             with left:
-                new = st.text_input(f"System name of {ui.plain(f.name)}", value=f.system, key=f"data_name_{f.digest[:16]}")
+                new = st.text_input(f"System name of {ui.plain(f.name)}", value=f.system, key=f"data_name_{f.digest[:16]}",
+                                    max_chars=max(MAX_SYSTEM_CHARS, len(f.system)))
                 if new != f.system:
                     problem = store.rename_run(f.key, new)
                     if problem:
@@ -96,8 +97,9 @@ def _qrels_table() -> None:
     table = pd.DataFrame(rows)
     st.dataframe(table, hide_index=True, width="stretch")
     ui.download_csv(table, "qrels.csv", key="data_qrels_csv")
-    if len(files) > 1:
-        st.caption("Choose the active qrels in the sidebar.")
+    st.caption(f"Qrels in use by the ranking pages: {ui.plain(store.qrels_label(active))}."
+               + (" Choose another in the sidebar (Qrels in use); a qrels file you upload becomes the active one."
+                  if len(files) > 1 else ""))
     for f in files:
         if st.button(f"Remove {ui.plain(f.name)}", key=f"data_remove_{f.key}"):
             store.remove(f.key)

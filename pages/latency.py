@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import ui
-from dashboard.constants import ECDF_POINTS, HISTOGRAM_BINS, SCATTER_POINTS
+from dashboard.constants import ECDF_POINTS, HISTOGRAM_BINS, LATENCY_RATE_BINS, SCATTER_POINTS
 from evalsuite import figures, views
 
 
@@ -70,10 +70,23 @@ def render() -> None:
     if both.empty:
         st.info(f"No request of these systems has both {ui.plain(metric)} and {ui.plain(column)}: the records that have one lack the other.")
         return
-    shown, sampled = views.sample_rows(both, SCATTER_POINTS)
-    ui.chart(figures.quality_latency_scatter(shown, metric, column), key="latency_scatter")
-    if sampled:
-        st.caption(f"A seeded sample of {len(shown):,} of {len(both):,} requests.")
+    if views.is_binary(both[metric]):
+        # A 0/1 metric (success) as a scatter puts every point on y = 0 or 1: show instead the share
+        # of requests with 1 per latency bin (equal-count bins over all requests shown).
+        rates = views.rate_by_latency_bin(both, metric, column, bins=LATENCY_RATE_BINS)
+        ui.chart(figures.rate_by_latency(rates, metric, column), key="latency_rate")
+        st.caption(f"{ui.plain(metric)} is 0 or 1 per request: each point is the share of requests with 1 among those in a "
+                   f"latency bin (bins of equal request counts over the {len(both):,} requests shown), with its "
+                   "Wilson interval.")
+        st.dataframe(rates, hide_index=True, width="stretch", height=260,
+                     column_config={c: st.column_config.NumberColumn(c, format="%.3f")
+                                    for c in ("rate", "ci_low", "ci_high")})
+        ui.download_csv(rates, "rate_by_latency.csv", key="latency_rate_csv")
+    else:
+        shown, sampled = views.sample_rows(both, SCATTER_POINTS)
+        ui.chart(figures.quality_latency_scatter(shown, metric, column), key="latency_scatter")
+        if sampled:
+            st.caption(f"A seeded sample of {len(shown):,} of {len(both):,} requests.")
     ui.download_csv(both, "quality_latency.csv", key="latency_quality_csv")
 
 

@@ -6,8 +6,13 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import export, store, ui
-from dashboard.constants import BASE_METRICS, CUTOFFS, DEFAULT_BASE_METRICS, DEFAULT_CUTOFFS
+from dashboard.constants import BASE_METRICS, CUTOFFS, DEFAULT_BASE_METRICS, DEFAULT_CUTOFFS, WHOLE_LIST, WHOLE_LIST_TREC
 from evalsuite import figures, views
+
+
+def _trec_help(metric: str) -> str | None:
+    name = ui.trec_eval_name(metric)
+    return f"trec_eval: {name}" if name else None
 
 
 def render() -> None:
@@ -15,7 +20,9 @@ def render() -> None:
     left, right = st.columns(2)
     bases = ui.bound(left.multiselect, "Metrics", BASE_METRICS, default=list(DEFAULT_BASE_METRICS),
                      key="overview_metrics")
-    cutoffs = ui.bound(right.multiselect, "Cutoffs k", CUTOFFS, default=list(DEFAULT_CUTOFFS), key="overview_k")
+    cutoffs = ui.bound(right.multiselect, "Cutoffs k", CUTOFFS, default=list(DEFAULT_CUTOFFS), key="overview_k",
+                       help=f"{WHOLE_LIST} = no cutoff, the whole ranked list: trec_eval's "
+                            + ", ".join(WHOLE_LIST_TREC.values()) + " (map@100 is trec_eval's map_cut_100, not map)")
     export.remember_overview(bases, cutoffs)
     if not store.runs():
         ui.no_data("No run loaded.")
@@ -27,22 +34,31 @@ def render() -> None:
     if not bases or not cutoffs:
         st.info("Choose at least one metric and one cutoff.")
         return
+    ks = ui.cutoff_values(cutoffs)
     metrics = ui.metric_names(bases, cutoffs)
-    judged = [f"judged@{k}" for k in sorted(cutoffs)]
-    with st.spinner(f"Evaluating {len(store.runs())} run(s) against {qrels_file.name}"):
+    judged = [views.metric_name("judged", k) for k in ks]
+    qrels_label = store.qrels_label(qrels_file)
+    with st.spinner(f"Evaluating {len(store.runs())} run(s) against {ui.plain(qrels_label)}"):
         reports, failures = ui.run_reports(metrics + judged)
     for reason in failures.values():
         st.error(ui.plain(reason), icon=":material/error:")
+    if failures and len(store.qrels_files()) > 1:
+        st.info(f"{len(store.qrels_files())} qrels files are loaded and {ui.plain(qrels_label)} is in use: if a run "
+                "belongs to other judgements, choose them in the sidebar (Qrels in use).", icon=":material/info:")
     if not reports:
         st.warning("No run could be evaluated against these qrels.")
         return
 
-    st.caption(f"Qrels: {ui.plain(qrels_file.name)}. Relevant from grade {ui.rel_level()}. Means over the qrels queries "
-               "(trec_eval -c): a qrels query missing from a run scores 0; run queries without qrels are dropped.")
+    st.caption(f"Qrels in use: {ui.plain(qrels_label)}. Relevant from grade {ui.rel_level()}. Means over the qrels "
+               "queries (trec_eval -c): a qrels query missing from a run scores 0; run queries without qrels are "
+               "dropped.")
+    if None in ks:
+        st.caption("No cutoff (all): the whole ranked list, as trec_eval's "
+                   + ", ".join(f"{m} = {ui.plain(t)}" for m, t in WHOLE_LIST_TREC.items() if m in bases) + ".")
     table = views.overview_table(reports, metrics)
     st.subheader("Headline metrics")
     st.dataframe(table[metrics], width="stretch",
-                 column_config={m: st.column_config.NumberColumn(m, format="%.4f") for m in metrics})
+                 column_config={m: st.column_config.NumberColumn(m, format="%.4f", help=_trec_help(m)) for m in metrics})
     ui.chart(figures.metric_bars(table, metrics), key="overview_bars")
     st.subheader("Coverage: what the means are over")
     coverage = table.drop(columns=metrics)
@@ -51,13 +67,14 @@ def render() -> None:
     ui.download_csv(table, "overview.csv", key="overview_csv", index=True)
 
     st.subheader("judged@k: share of the top k docs that have a judgement")
-    judged_table = views.judged_table(reports, sorted(cutoffs))
+    judged_table = views.judged_table(reports, ks)
     st.dataframe(judged_table, width="stretch",
                  column_config={j: st.column_config.NumberColumn(j, format="%.3f") for j in judged})
     ui.download_csv(judged_table, "judged.csv", key="overview_judged_csv", index=True)
     low = [s for s, row in judged_table.iterrows() if row[judged[0]] < 0.9]
     if low:
-        st.warning(f"{len(low)} system(s) have less than 90% of their top {min(cutoffs)} judged: unjudged docs count "
+        where = "ranked lists" if ks[0] is None else f"top {ks[0]}"
+        st.warning(f"{len(low)} system(s) have less than 90% of their {where} judged: unjudged docs count "
                    "as not relevant, so their scores are lower bounds.", icon=":material/warning:")
 
     st.subheader("Queries dropped or scored 0")

@@ -4,11 +4,12 @@ contexts, answer and judgements (per-request records)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from dashboard import loaders, store, ui
-from dashboard.constants import BASE_METRICS, CUTOFFS, RANKED_LIST_DEPTH
+from dashboard.constants import BASE_METRICS, CUTOFFS, RANKED_LIST_DEPTH, WHOLE_LIST, WHOLE_LIST_TREC
 from evalsuite import figures, views
 
 SOURCES = ("ranking runs", "per-request records")
@@ -31,9 +32,14 @@ def _filter(table: pd.DataFrame, metric: str) -> pd.DataFrame:
     left, right = st.columns(2)
     # Bound to the URL like the pickers: the filters are part of the view a share link reproduces.
     text = ui.bound(left.text_input, "Query id contains", key="per_query_filter")
-    low, high = ui.bound(right.slider, f"{metric} between", 0.0, 1.0, (0.0, 1.0), step=0.01,
+    # Metric values are in [0, 1], except values a records file gives directly on another scale.
+    values = table[metric].to_numpy(dtype=float, na_value=np.nan)
+    finite = values[np.isfinite(values)]
+    bottom = min(0.0, float(np.floor(finite.min()))) if finite.size else 0.0
+    top = max(1.0, float(np.ceil(finite.max()))) if finite.size else 1.0
+    low, high = ui.bound(right.slider, f"{ui.plain(metric)} between", bottom, top, (bottom, top), step=0.01,
                          key="per_query_range")
-    keep = table[metric].between(low, high) | (table[metric].isna() & (low == 0.0))
+    keep = table[metric].between(low, high) | (table[metric].isna() & (low == bottom))
     if text:
         keep &= table["query_id"].astype(str).str.contains(text, regex=False)
     return table[keep].reset_index(drop=True)
@@ -64,14 +70,17 @@ def _runs_view() -> None:
     a, b, c = st.columns(3)
     system = ui.pick("System", list(runs), key="per_query_system", container=a)
     base = ui.pick("Metric", BASE_METRICS, key="per_query_metric", container=b)
-    k = ui.pick("Cutoff k", CUTOFFS, index=CUTOFFS.index(10), key="per_query_k", container=c)
-    metric = f"{base}@{k}"
+    k = ui.pick("Cutoff k", CUTOFFS, index=CUTOFFS.index(10), key="per_query_k", container=c,
+                help=f"{WHOLE_LIST} = no cutoff, the whole ranked list: trec_eval's "
+                     + ", ".join(WHOLE_LIST_TREC.values()))
+    cutoff = None if k == WHOLE_LIST else int(k)
+    metric = views.metric_name(base, cutoff)
     f = runs[system]
     qrels = loaders.read_qrels(qrels_file.digest, qrels_file.name, qrels_file.data)
     run = loaders.read_run(f.digest, f.name, f.data)
     try:
-        with st.spinner(f"Evaluating {system}"):
-            report = loaders.evaluate_run(qrels_file.digest, f.digest, (metric,), float(ui.rel_level()), qrels, run)
+        with st.spinner(f"Evaluating {ui.plain(system)}"):
+            report = loaders.evaluate_run(qrels_file.digest, f.digest, (metric,), ui.rel_level(), qrels, run)
     except Exception as exc:
         ui.show_error(exc)
         return
@@ -80,7 +89,8 @@ def _runs_view() -> None:
 
     st.subheader("Ranked list of one query")
     query = ui.pick("Query", table["query_id"].astype(str).tolist(), key="per_query_query")
-    ranked = views.ranked_list_with_labels(run, qrels, query, k=max(k, RANKED_LIST_DEPTH), rel_level=ui.rel_level(),
+    depth = RANKED_LIST_DEPTH if cutoff is None else max(cutoff, RANKED_LIST_DEPTH)
+    ranked = views.ranked_list_with_labels(run, qrels, query, k=depth, rel_level=ui.rel_level(),
                                            titles=loaders.cranfield_titles() if any(s.sample for s in store.qrels_files()) else None)
     value = table.loc[table["query_id"] == query, metric]
     st.text(f"Query {query}: {metric} = {float(value.iloc[0]):.4f}" if len(value) else f"Query {query}")
@@ -147,9 +157,16 @@ def _records_view() -> None:
     st.dataframe(values, hide_index=True, width="stretch")
 
 
+def _default_source() -> int:
+    """Ranking runs when a run and qrels are loaded, else per-request records if any."""
+    if (store.runs() and store.active_qrels() is not None) or not store.record_files():
+        return 0
+    return 1
+
+
 def render() -> None:
     st.title("Per-query")
-    source = ui.bound(st.radio, "Source", SOURCES, horizontal=True, key="per_query_source",
+    source = ui.bound(st.radio, "Source", SOURCES, index=_default_source(), horizontal=True, key="per_query_source",
                       label_visibility="collapsed")
     if source == SOURCES[0]:
         _runs_view()

@@ -394,6 +394,52 @@ def test_relevance_level_from_the_url(cranfield):
     assert at.dataframe[0].value.loc["BM25", "precision@10"] == pytest.approx(expected, abs=1e-12)
 
 
+@pytest.mark.parametrize("value", ["inf", "nan", "-3", "2.5", "1e400", "abc", "1000"])
+def test_a_rel_level_the_sidebar_cannot_take_falls_back_to_1(cranfield, value):
+    qrels, runs = cranfield
+    at = open_page("overview", query={"rel_level": value, "overview_metrics": ["precision"], "overview_k": ["10"]})
+    assert at.number_input(key="rel_level").value == 1
+    expected = es.evaluate(qrels, runs["BM25"], ["precision@10"], rel_level=1).means["precision@10"]
+    assert at.dataframe[0].value.loc["BM25", "precision@10"] == pytest.approx(expected, abs=1e-12)
+    assert "rel_level" not in at.query_params  # the address bar no longer shows the bad value
+
+
+def test_whole_list_cutoff_gives_trec_evals_map_and_ndcg(cranfield):
+    qrels, runs = cranfield
+    at = open_page("overview", query={"overview_metrics": ["map", "ndcg", "mrr"], "overview_k": ["10", "all"]})
+    shown = at.dataframe[0].value
+    assert list(shown.columns) == ["map@10", "map", "ndcg@10", "ndcg", "mrr@10", "mrr"]
+    for system, run in runs.items():
+        expected = es.evaluate(qrels, run, ["map", "ndcg", "mrr"]).means
+        for metric in ("map", "ndcg", "mrr"):
+            assert shown.loc[system, metric] == pytest.approx(expected[metric], abs=1e-12)
+    # trec_eval's map (no cutoff) differs from map@10 on these 1000-deep runs.
+    assert shown.loc["BM25", "map"] != pytest.approx(shown.loc["BM25", "map@10"], abs=1e-6)
+    assert "judged" in at.dataframe[2].value.columns
+
+
+def test_two_qrels_files_of_the_same_name_are_told_apart(cranfield):
+    qrels, runs = cranfield
+    original = (CRANFIELD / "qrels.trec").read_bytes()
+    # Same file name, other judgements: only grade 4 docs kept.
+    other = b"".join(line + b"\n" for line in original.splitlines() if line.split()[3] == b"4")
+    at = open_page("overview", pending=[("qrels", "qrels.trec", other)],
+                   query={"overview_metrics": ["ndcg"], "overview_k": ["10"]})
+    # The upload is the active qrels now, and the sidebar says which (name and SHA-256 start).
+    expected = es.evaluate(es.read_qrels(other), runs["BM25"], ["ndcg@10"]).means["ndcg@10"]
+    assert at.dataframe[0].value.loc["BM25", "ndcg@10"] == pytest.approx(expected, abs=1e-12)
+    picker = at.sidebar.selectbox(key="qrels")
+    assert picker.value == sha256(other)
+    labels = picker.options
+    assert len(labels) == 2 and len(set(labels)) == 2
+    assert all(label.startswith("qrels.trec (sha256 ") for label in labels)
+    # Choosing the sample qrels again gives the sample's numbers.
+    picker.set_value(sha256(original)).run()
+    assert not at.exception
+    expected = es.evaluate(qrels, runs["BM25"], ["ndcg@10"]).means["ndcg@10"]
+    assert at.dataframe[0].value.loc["BM25", "ndcg@10"] == pytest.approx(expected, abs=1e-12)
+
+
 # ----------------------------------------------------------------------------------------------
 # Save and share: workspaces in the store, links with ws=<id>, deleting, size caps.
 

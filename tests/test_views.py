@@ -137,7 +137,7 @@ def test_per_query_difference():
     assert diff["query_id"].tolist() == ["q1", "q2", "q4", "q3"]
     np.testing.assert_allclose(diff["diff"].to_numpy()[:3], [-0.4, 0.0, 0.5], atol=1e-15)
     assert diff["outcome"].tolist() == ["B worse", "tie", "B better", "undefined"]
-    assert diff.columns.tolist() == ["query_id", "A", "B", "diff", "outcome"]
+    assert diff.columns.tolist() == ["query_id", "A: A", "B: B", "diff", "outcome"]
     with pytest.raises(es.EvalSuiteError, match="'C'"):
         views.per_query_difference(per_query, "A", "C")
 
@@ -289,3 +289,106 @@ def test_difference_figures():
     scatter = figures.system_scatter(diff, "ndcg@10", ("A", "B"))
     np.testing.assert_allclose(scatter.data[0].x, [0.5, 0.1])
     np.testing.assert_allclose(scatter.data[0].y, [0.2, 0.3])
+
+
+# ----------------------------------------------------------------------------------------------
+# Fixes from the new-user trial and the adversarial review.
+
+
+@pytest.mark.parametrize("names", [("diff", "query_id"), ("outcome", "diff"), ("query_id", "outcome"),
+                                   ("A: x", "x"), ("B: y", "A: y")])
+def test_per_query_difference_with_systems_named_like_its_columns(names):
+    a, b = names
+    per_query = pd.DataFrame({a: [0.5, 0.2, 0.4], b: [0.1, 0.2, 0.9]}, index=pd.Index(["q1", "q2", "q3"], name="query_id"))
+    diff = views.per_query_difference(per_query, a, b)
+    col_a, col_b = views.difference_columns(a, b)
+    assert diff.columns.tolist() == ["query_id", col_a, col_b, "diff", "outcome"]
+    assert len(set(diff.columns)) == 5
+    assert diff["query_id"].tolist() == ["q1", "q2", "q3"]
+    np.testing.assert_allclose(diff[col_a].to_numpy(), [0.5, 0.2, 0.4])
+    np.testing.assert_allclose(diff[col_b].to_numpy(), [0.1, 0.2, 0.9])
+    np.testing.assert_allclose(diff["diff"].to_numpy(), [-0.4, 0.0, 0.5], atol=1e-15)
+    scatter = figures.system_scatter(diff, "ndcg@10", names)
+    np.testing.assert_allclose(scatter.data[0].x, [0.5, 0.2, 0.4])
+    np.testing.assert_allclose(scatter.data[0].y, [0.1, 0.2, 0.9])
+    bars = figures.difference_bars(diff, "ndcg@10", names)
+    assert list(bars.data[0].x) == ["q1", "q2", "q3"]
+
+
+def test_system_scatter_axes_are_the_metric_range_on_both_axes():
+    diff = views.per_query_difference(pd.DataFrame({"A": [0.1, 0.5, 0.0], "B": [0.3, 0.2, 1.0]},
+                                                   index=["q1", "q2", "q3"]), "A", "B")
+    scatter = figures.system_scatter(diff, "ndcg@10", ("A", "B"))
+    x, y = scatter.layout.xaxis, scatter.layout.yaxis
+    assert list(x.range) == list(y.range) == pytest.approx([-0.03, 1.03])
+    assert x.constrain == y.constrain == "domain"  # the 1:1 scale shrinks the plot, never the range
+    assert y.scaleanchor == "x"
+    np.testing.assert_allclose(scatter.data[1].x, [-0.03, 1.03])  # the diagonal spans the axes
+    # Values off [0, 1] (a score a records file gives on its own scale): their span, padded.
+    wide = views.per_query_difference(pd.DataFrame({"A": [0.0, 4.0], "B": [2.0, 5.0]}, index=["q1", "q2"]), "A", "B")
+    assert list(figures.system_scatter(wide, "score", ("A", "B")).layout.xaxis.range) == pytest.approx([-0.15, 5.15])
+
+
+@pytest.mark.parametrize("label", ["Retrieval", " retrieval ", "RETRIEVAL\t", "retrieval"])
+def test_failed_requests_match_stages_as_the_reader_does(label):
+    rows = [{"query_id": "1", "system": "s", "success": False, "failure_stage": label, "error": "no docs"},
+            {"query_id": "2", "system": "s", "success": False, "failure_stage": " Generation ", "error": "timeout"},
+            {"query_id": "3", "system": "s", "success": True}]
+    records = es.Records.from_rows(rows)
+    report = es.evaluate_records(records)
+    counts = report.failure_table.set_index("stage")["count"]
+    assert counts["retrieval"] == 1 and counts["generation"] == 1  # what the page offers to click
+    listed = views.failed_requests(records.frame, "s", "retrieval")
+    assert listed["query_id"].tolist() == ["1"]
+    assert listed["failure_stage"].tolist() == [label]  # shown as the file has it
+    assert views.failed_requests(records.frame, "s", "generation")["query_id"].tolist() == ["2"]
+    assert views.failed_requests(records.frame, "s", " Generation")["query_id"].tolist() == ["2"]
+
+
+def test_judged_table_with_the_whole_list(report):
+    whole = es.evaluate(es.Qrels.from_dict(QRELS), es.Run.from_dict(RUN), ["judged@2", "judged"])
+    table = views.judged_table({"sys": whole}, [2, None])
+    # judged (whole list) = judged docs / docs returned: q1 a, d, c, b -> 3/4; q2 no results -> 0; q3 z -> 1.
+    assert table.loc["sys", "judged"] == pytest.approx((0.75 + 0 + 1) / 3)
+    assert table.loc["sys", "queries with an unjudged doc in the ranked list"] == 2
+    assert views.metric_name("map", None) == "map" and views.metric_name("map", 100) == "map@100"
+
+
+def test_rate_by_latency_bin_by_hand():
+    # 20 requests of one system, latencies 10..200 ms; success when latency < 100 ms, plus one at 150.
+    latency = np.arange(1, 21) * 10.0
+    success = ((latency < 100) | (latency == 150)).astype(float)
+    success[3] = np.nan  # unknown: left out
+    frame = pd.DataFrame({"system": "s", "query_id": [str(i) for i in range(20)], "success": success,
+                          "latency_ms": latency})
+    table = views.rate_by_latency_bin(frame, "success", "latency_ms", bins=4)
+    kept = latency[~np.isnan(success)]
+    edges = np.quantile(kept, [0, 0.25, 0.5, 0.75, 1.0])
+    np.testing.assert_allclose(table["left"], edges[:-1])
+    np.testing.assert_allclose(table["right"], edges[1:])
+    # Bins by hand (left-closed, the last closed): which kept latencies fall in each.
+    ok = success[~np.isnan(success)]
+    expected_n, expected_k = [], []
+    for i in range(4):
+        inside = (kept >= edges[i]) & ((kept < edges[i + 1]) if i < 3 else (kept <= edges[i + 1]))
+        expected_n.append(int(inside.sum()))
+        expected_k.append(int(ok[inside].sum()))
+    assert table["n"].tolist() == expected_n and sum(expected_n) == 19
+    assert table["successes"].tolist() == expected_k
+    np.testing.assert_allclose(table["rate"], np.array(expected_k) / np.array(expected_n))
+    for row in table.itertuples():
+        low, high = wilson(row.successes, row.n)
+        assert (row.ci_low, row.ci_high) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
+    assert views.is_binary(frame["success"]) and not views.is_binary([0.0, 0.5, 1.0]) and not views.is_binary([np.nan])
+    with pytest.raises(es.EvalSuiteError, match="other than 0 and 1"):
+        views.rate_by_latency_bin(frame.assign(success=0.5), "success")
+    figure = figures.rate_by_latency(table, "success")
+    assert list(figure.layout.yaxis.range) == pytest.approx([-0.03, 1.03])
+    np.testing.assert_allclose(figure.data[0].y, table["rate"])
+
+
+def test_quality_latency_scatter_keeps_the_metric_range():
+    data = pd.DataFrame({"system": ["s", "s"], "query_id": ["1", "2"], "faithfulness": [0.5, 0.75],
+                         "latency_ms": [100.0, 200.0]})
+    figure = figures.quality_latency_scatter(data, "faithfulness")
+    assert list(figure.layout.yaxis.range) == pytest.approx([-0.03, 1.03])
