@@ -338,8 +338,10 @@ def _encode_queries(query_ids: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, 
 
 
 def _offsets(codes_sorted: np.ndarray, n_queries: int) -> np.ndarray:
-    counts = np.bincount(codes_sorted, minlength=n_queries)
-    return np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    # A binary search per query on the sorted codes: no temporary as long as the rows (a
+    # bincount would first copy the int32 codes to int64, a fresh 8-bytes-per-row array).
+    bounds = np.arange(n_queries + 1, dtype=codes_sorted.dtype if codes_sorted.size else np.int64)
+    return np.searchsorted(codes_sorted, bounds, side="left").astype(np.int64)
 
 
 def _is_contiguous(codes: np.ndarray, n_queries: int) -> bool:
