@@ -81,13 +81,13 @@ def render() -> None:
         st.dataframe(rates, hide_index=True, width="stretch", height=260,
                      column_config={c: st.column_config.NumberColumn(c, format="%.3f")
                                     for c in ("rate", "ci_low", "ci_high")})
-        ui.download_csv(rates, "rate_by_latency.csv", key="latency_rate_csv")
+        ui.download_csv(rates, "rate_by_latency.csv", key="latency_rate_csv", label="Download CSV (rate per bin)")
     else:
         shown, sampled = views.sample_rows(both, SCATTER_POINTS)
         ui.chart(figures.quality_latency_scatter(shown, metric, column), key="latency_scatter")
         if sampled:
             st.caption(f"A seeded sample of {len(shown):,} of {len(both):,} requests.")
-    ui.download_csv(both, "quality_latency.csv", key="latency_quality_csv")
+    ui.download_csv(both, "quality_latency.csv", key="latency_quality_csv", label="Download CSV (per request)")
 
 
 if __name__ == "__main__":
