@@ -205,11 +205,6 @@ def rel_level() -> int:
     return int(value)
 
 
-def grade(value: float) -> str:
-    """A relevance grade as people write it: ``2``, not ``2.0`` (``2.5`` stays ``2.5``)."""
-    return f"{value:g}"
-
-
 def qrels_and_runs():
     """(qrels StoredFile, parsed Qrels, {system: (StoredFile, Run)}) of the session; Nones if missing."""
     qrels_file = store.active_qrels()

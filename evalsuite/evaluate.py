@@ -325,7 +325,7 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
     n_relevant = np.bincount(qrels_query[judged_grade >= rel], minlength=len(eval_ids))
     no_relevant = sorted(eval_ids[i] for i in kernel_to_eval[np.flatnonzero(n_relevant == 0)])
     if no_relevant:
-        warnings.append(f"{len(no_relevant)} evaluated queries have no judged doc with grade >= {rel_level}; they score 0")
+        warnings.append(f"{len(no_relevant)} evaluated queries have no judged doc with grade >= {rel_level:g}; they score 0")
     if defaulted:
         warnings.append(f"{len(defaulted)} qrels queries are missing from the run; they score 0")
     if dropped and queries == "qrels":

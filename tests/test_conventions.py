@@ -194,3 +194,11 @@ def test_score_behaves_as_a_float():
     score = es.precision_at_k([{"a"}], [["a", "b"]], k=2)
     assert score == 0.5 and score + 1 == 1.5 and f"{score:.2f}" == "0.50" and isinstance(score, float)
     assert score.to_series().tolist() == [0.5]
+
+
+def test_no_relevant_warning_writes_whole_grades_as_integers():
+    # A query whose judged docs are all below rel_level scores 0, and the warning says which grade.
+    report = _eval({"q": {"a": 1}, "r": {"b": 2}}, {"q": {"a": 1.0}, "r": {"b": 1.0}}, ["ndcg@2"], rel_level=2.0)
+    assert any("1 evaluated queries have no judged doc with grade >= 2;" in w for w in report.warnings), report.warnings
+    half = _eval({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["ndcg@2"], rel_level=1.5)
+    assert any("grade >= 1.5;" in w for w in half.warnings), half.warnings
