@@ -46,24 +46,34 @@ def page_entry(render: Callable[[], None]) -> None:
 
 
 def _qrels_picker() -> None:
-    """Which qrels the ranking pages use: always said, with a picker when there is a choice
-    (options are SHA-256 digests, shown as name and digest start, so equal names differ)."""
+    """Which qrels the ranking pages use: always said, with a picker when there is a choice.
+
+    The options are labels of name and SHA-256 start (:func:`store.qrels_label`), so two files
+    of the same name differ, and the URL and share links carry a label that names the same
+    bytes in any session.
+    """
     qrels = store.qrels_files()
     if not qrels:
         st.caption("Qrels: none loaded")
         return
-    labels = {f.digest: store.qrels_label(f) for f in qrels}
+    labels = [store.qrels_label(f) for f in qrels]
     new = store.take_new_active_qrels()
     if len(qrels) == 1:
-        st.caption("Qrels in use: " + ui.plain(labels[qrels[0].digest]),
+        st.caption("Qrels in use: " + ui.plain(labels[0]),
                    help="The judgements of the Overview, Per-query and Compare pages (ranking runs)")
         return
     if new is not None:
-        # A qrels file just uploaded becomes the active one (the Data page said so).
-        st.session_state[KEY_QRELS] = new
-    ui.bound(st.selectbox, "Qrels in use", list(labels), index=len(qrels) - 1, key=KEY_QRELS,
-             format_func=labels.get, help="Judgements of the Overview, Per-query and Compare pages (ranking "
-             "runs). A qrels file you upload becomes the active one.")
+        # A qrels file just uploaded becomes the active one (the Data page said so), over the
+        # value an address bar or link may hold from before the upload.
+        ui.forget_url_value(KEY_QRELS)
+        st.session_state[KEY_QRELS] = store.qrels_label(new)
+    if st.session_state.get(KEY_QRELS, labels[-1]) not in labels:
+        del st.session_state[KEY_QRELS]  # the chosen qrels was removed: back to the newest, as store.active_qrels
+    # A value set in session state (above, or by the user) must not meet a default index too.
+    default = {} if KEY_QRELS in st.session_state else {"index": len(qrels) - 1}
+    ui.bound(st.selectbox, "Qrels in use", labels, key=KEY_QRELS, **default,
+             help="Judgements of the Overview, Per-query and Compare pages (ranking runs). A qrels file you "
+             "upload becomes the active one.")
 
 
 def _sidebar() -> None:

@@ -89,13 +89,14 @@ def qrels_label(f: StoredFile) -> str:
 
 
 def active_qrels() -> StoredFile | None:
-    """The qrels chosen in the sidebar, by SHA-256 (default: the most recently added)."""
+    """The qrels chosen in the sidebar, by its label (name and SHA-256 start, see
+    :func:`qrels_label`) or its SHA-256 (default: the most recently added)."""
     candidates = qrels_files()
     if not candidates:
         return None
     chosen = st.session_state.get(KEY_QRELS)
     for f in candidates:
-        if f.digest == chosen:
+        if chosen in (qrels_label(f), f.digest):
             return f
     return candidates[-1]
 
@@ -177,10 +178,17 @@ def _content_head(data: bytes, limit: int = 65536) -> bytes:
     magic number, as :mod:`evalsuite.io` does) and without a UTF-8 byte-order mark."""
     head = data
     if data[:2] == b"\x1f\x8b":
+        # Member after member, as gzip.decompress reads them (an empty first member is legal).
+        head, rest = b"", data
         try:
-            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, limit)
+            while rest[:2] == b"\x1f\x8b" and len(head) < limit:
+                member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                head += member.decompress(rest, limit - len(head))
+                if not member.eof:
+                    break  # the limit is reached (or the file is cut short)
+                rest = member.unused_data
         except zlib.error:
-            head = b""
+            pass
     if head[:3] == b"\xef\xbb\xbf":
         head = head[3:]
     return head[:limit]
@@ -265,12 +273,13 @@ def process_pending() -> list[tuple[str, str]]:
                 else:
                     notices.append(f"{name}: read as {stored.format or 'detected'} {kind}"
                                    + (f", system {stored.system!r}" if stored.system else ""))
-                    if kind == "qrels":
-                        st.session_state[KEY_QRELS_ACTIVATE] = stored.digest
-                        notices.append(
-                            f"{qrels_label(stored)} is now the active qrels of the ranking pages"
-                            + (f", in place of {qrels_label(previous)}; choose the qrels in the sidebar"
-                               if previous is not None else "") + ".")
+                if kind == "qrels" and (previous is None or previous.digest != stored.digest):
+                    # An uploaded qrels becomes the active one, also when its bytes were loaded before.
+                    st.session_state[KEY_QRELS_ACTIVATE] = stored.digest
+                    notices.append(
+                        f"{qrels_label(stored)} is now the active qrels of the ranking pages"
+                        + (f", in place of {qrels_label(previous)}; choose the qrels in the sidebar"
+                           if previous is not None else "") + ".")
             except Exception as exc:
                 batch.append((name, message_for(name, exc)))
         status.update(label=f"Read {len(pending) - len(batch)} of {len(pending)} file(s)",
@@ -279,7 +288,7 @@ def process_pending() -> list[tuple[str, str]]:
     return batch
 
 
-def take_new_active_qrels() -> str | None:
-    """The SHA-256 of a qrels file uploaded since the last call (to make it the active one), or None."""
+def take_new_active_qrels() -> StoredFile | None:
+    """The qrels file uploaded since the last call (to make it the active one), or None."""
     digest = st.session_state.pop(KEY_QRELS_ACTIVATE, None)
-    return digest if any(f.digest == digest for f in qrels_files()) else None
+    return next((f for f in qrels_files() if f.digest == digest), None)

@@ -100,6 +100,8 @@ def _allowed_url_values(name: str, params: dict, values: list[str]) -> list[str]
         for n in numbers:
             if (low is not None and n < low) or (high is not None and n > high) or (whole and n != int(n)):
                 return None
+        if count == 2 and numbers[0] > numbers[1]:
+            return None  # a reversed range would select nothing
         return values
     if name in ("toggle", "checkbox"):
         return values if len(values) == 1 and values[0].lower() in ("true", "false") else None
@@ -119,7 +121,9 @@ def _sanitise_url(widget, args: tuple, key: str, kwargs: dict) -> None:
     it, so this reaches into it; the visible URL is corrected through ``remove_param``.
     """
     ctx = get_script_run_ctx()
-    if ctx is None:
+    if ctx is None or key in st.session_state:
+        # The widget exists already (or code set its value): Streamlit seeds it from the URL only
+        # when it is first drawn, and the URL now holds the user's own current choice.
         return
     name = getattr(widget, "__name__", "")
     params = dict(zip(_POSITIONAL.get(name, ()), args)) | kwargs
@@ -143,6 +147,23 @@ def _sanitise_url(widget, args: tuple, key: str, kwargs: dict) -> None:
             if isinstance(initial, dict):
                 initial[key] = list(allowed)
             qp.set_corrected_value(key, list(allowed), "string_array_value")
+
+
+def forget_url_value(key: str) -> None:
+    """Drop the URL's value for ``key`` (the address bar's and the one Streamlit would seed the
+    widget from when it is first drawn), so a value the code sets in session state wins."""
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return
+    try:
+        with ctx.session_state.query_params() as qp:
+            initial = getattr(qp, "_initial_query_params", None)
+            if isinstance(initial, dict):
+                initial.pop(key, None)
+            if key in qp:
+                qp.remove_param(key)
+    except AttributeError:  # Streamlit's internal query-parameter state changed
+        st.query_params.pop(key, None)
 
 
 def bound(widget, *args, key: str, **kwargs):

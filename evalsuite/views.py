@@ -393,15 +393,20 @@ def per_query_difference(per_query: pd.DataFrame, system_a: str, system_b: str) 
     Raises
     ------
     EvalSuiteError
-        ``per_query`` has no column for one of the systems.
+        ``per_query`` has no column, or several, for one of the systems.
     """
+    positions = []
     for name in (system_a, system_b):
-        if name not in per_query.columns:
+        found = np.flatnonzero(per_query.columns == name)
+        if found.size == 0:
             raise EvalSuiteError(f"no per-query values for system {name!r}", field="system", value=name)
-    # Positional access: a column name that appears twice (or a system named like the index)
-    # must not change which values are read.
-    a = np.asarray(per_query.iloc[:, per_query.columns.get_indexer([system_a])[0]], dtype=np.float64)
-    b = np.asarray(per_query.iloc[:, per_query.columns.get_indexer([system_b])[0]], dtype=np.float64)
+        if found.size > 1:
+            raise EvalSuiteError(f"system {name!r} has {found.size} columns of per-query values; which one "
+                                 "to compare is ambiguous", field="system", value=name)
+        positions.append(int(found[0]))
+    # Positional access: a system named like the index must not change which values are read.
+    a = np.asarray(per_query.iloc[:, positions[0]], dtype=np.float64)
+    b = np.asarray(per_query.iloc[:, positions[1]], dtype=np.float64)
     diff = b - a
     outcome = np.where(np.isnan(diff), "undefined", np.where(diff > 0, "B better", np.where(diff < 0, "B worse", "tie")))
     col_a, col_b = difference_columns(system_a, system_b)

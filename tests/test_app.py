@@ -4,6 +4,7 @@ parameters seeding the view, and the numbers shown equal to evalsuite's for the 
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import re
@@ -429,15 +430,107 @@ def test_two_qrels_files_of_the_same_name_are_told_apart(cranfield):
     expected = es.evaluate(es.read_qrels(other), runs["BM25"], ["ndcg@10"]).means["ndcg@10"]
     assert at.dataframe[0].value.loc["BM25", "ndcg@10"] == pytest.approx(expected, abs=1e-12)
     picker = at.sidebar.selectbox(key="qrels")
-    assert picker.value == sha256(other)
+    assert picker.value == f"qrels.trec (sha256 {sha256(other)[:12]})"
     labels = picker.options
     assert len(labels) == 2 and len(set(labels)) == 2
     assert all(label.startswith("qrels.trec (sha256 ") for label in labels)
     # Choosing the sample qrels again gives the sample's numbers.
-    picker.set_value(sha256(original)).run()
+    picker.set_value(f"qrels.trec (sha256 {sha256(original)[:12]})").run()
     assert not at.exception
     expected = es.evaluate(qrels, runs["BM25"], ["ndcg@10"]).means["ndcg@10"]
     assert at.dataframe[0].value.loc["BM25", "ndcg@10"] == pytest.approx(expected, abs=1e-12)
+
+
+def _grade4_qrels() -> bytes:
+    """Other judgements for the Cranfield queries: only the grade-4 lines of the sample qrels."""
+    lines = (CRANFIELD / "qrels.trec").read_bytes().splitlines()
+    return b"".join(line + b"\n" for line in lines if line.split()[3] == b"4")
+
+
+def _label(name: str, data: bytes) -> str:
+    return f"{name} (sha256 {sha256(data)[:12]})"
+
+
+def test_an_uploaded_qrels_becomes_active_over_the_qrels_in_the_url(cranfield):
+    # An address bar from an earlier session names the sample qrels; a qrels uploaded now wins.
+    qrels, runs = cranfield
+    sample = (CRANFIELD / "qrels.trec").read_bytes()
+    other = _grade4_qrels()
+    at = open_page("overview", query={"qrels": _label("qrels.trec", sample), "overview_metrics": ["ndcg"],
+                                      "overview_k": ["10"]})
+    at.session_state["data_pending"] = [("qrels", "g4.trec", other)]
+    at.switch_page("pages/data.py").run()
+    at.switch_page("pages/overview.py").run()
+    assert not at.exception
+    assert at.sidebar.selectbox(key="qrels").value == _label("g4.trec", other)
+    expected = es.evaluate(es.read_qrels(other), runs["BM25"], ["ndcg@10"]).means["ndcg@10"]
+    assert at.dataframe[0].value.loc["BM25", "ndcg@10"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_the_same_qrels_bytes_uploaded_again_become_active_again(cranfield):
+    qrels, runs = cranfield
+    other = _grade4_qrels()
+    at = open_page("overview", pending=[("qrels", "g4.trec", other)], query={"overview_metrics": ["ndcg"],
+                                                                          "overview_k": ["10"]})
+    sample_label = _label("qrels.trec", (CRANFIELD / "qrels.trec").read_bytes())
+    at.sidebar.selectbox(key="qrels").set_value(sample_label).run()
+    assert at.sidebar.selectbox(key="qrels").value == sample_label
+    # The g4 bytes again, under another name: stored once, and active again as the notice says.
+    at.session_state["data_pending"] = [("qrels", "copy_of_g4.trec", other)]
+    at.switch_page("pages/data.py").run()
+    assert any("g4.trec (sha256" in t and "is now the active qrels" in t for t in texts(at.info) + texts(at.success)
+               + [c.value for c in at.caption] + [m.value for m in at.markdown] + [x.value for x in at.text])
+    at.switch_page("pages/overview.py").run()
+    assert at.sidebar.selectbox(key="qrels").value == _label("g4.trec", other)
+    expected = es.evaluate(es.read_qrels(other), runs["BM25"], ["ndcg@10"]).means["ndcg@10"]
+    assert at.dataframe[0].value.loc["BM25", "ndcg@10"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_a_share_link_restores_the_chosen_qrels(cranfield, store_dir):
+    qrels, runs = cranfield
+    other = _grade4_qrels()
+    at = open_page("overview", pending=[("qrels", "other.trec", other)], query={"overview_metrics": ["ndcg"],
+                                                                             "overview_k": ["10"]})
+    sample_label = _label("qrels.trec", (CRANFIELD / "qrels.trec").read_bytes())
+    at.sidebar.selectbox(key="qrels").set_value(sample_label).run()
+    link, _ = save_from(at, "share", "two qrels")
+    query = parse_qs(urlsplit(link).query)
+    assert query["qrels"] == [sample_label]
+    reopened = open_page("overview", query={k: v if len(v) > 1 else v[0] for k, v in query.items()})
+    assert reopened.sidebar.selectbox(key="qrels").value == sample_label
+    expected = es.evaluate(qrels, runs["BM25"], ["ndcg@10"]).means["ndcg@10"]
+    assert reopened.dataframe[0].value.loc["BM25", "ndcg@10"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_url_keeps_the_current_choice_when_the_options_change():
+    # Query 17 chosen after the page opened on query 8; "Regressions only" then drops 8 from the
+    # options, and the URL must keep 17 (the user's choice), not lose the parameter.
+    at = open_page("compare", query={"compare_metrics": "ndcg@10", "compare_query": "8"})
+    at.selectbox(key="compare_query").set_value("17").run()
+    at.toggle(key="compare_regressions").set_value(True).run()
+    assert not at.exception
+    assert at.selectbox(key="compare_query").value == "17"
+    # AppTest's query_params do not follow the widget (the browser does that); what matters is
+    # that the page did not delete the parameter that holds the choice.
+    assert "compare_query" in at.query_params
+
+
+def test_a_reversed_range_in_the_url_is_dropped():
+    at = open_page("per_query", query={"per_query_range": ["0.9", "0.1"]})
+    assert at.slider(key="per_query_range").value == (0.0, 1.0)
+    assert len(at.dataframe[0].value) == 225
+
+
+def test_format_of_a_gzip_upload_with_several_members():
+    from dashboard import store
+
+    jsonl_run = b"".join(json.dumps({"query_id": "1", "doc_id": d, "score": s}).encode() + b"\n"
+                         for d, s in (("184", 3.0), ("29", 2.0), ("31", 1.0)))
+    multi = gzip.compress(b"") + gzip.compress(jsonl_run)
+    assert len(es.read_run(multi)) == 3  # the reader reads every member
+    assert store.format_used("run", "run.gz", multi) == "jsonl"
+    records = gzip.compress(b"") + gzip.compress(b'{"query_id": "1", "latency_ms": 5}\n{"query_id": "2", "latency_ms": 6}\n')
+    assert store.format_used("records", "records.gz", records) == "jsonl"
 
 
 # ----------------------------------------------------------------------------------------------

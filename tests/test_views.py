@@ -392,3 +392,9 @@ def test_quality_latency_scatter_keeps_the_metric_range():
                          "latency_ms": [100.0, 200.0]})
     figure = figures.quality_latency_scatter(data, "faithfulness")
     assert list(figure.layout.yaxis.range) == pytest.approx([-0.03, 1.03])
+
+
+def test_per_query_difference_refuses_a_system_with_two_columns():
+    per_query = pd.DataFrame([[0.1, 0.2, 0.5], [0.3, 0.3, 0.5]], columns=["s", "s", "t"], index=["q1", "q2"])
+    with pytest.raises(es.EvalSuiteError, match="'s' has 2 columns"):
+        views.per_query_difference(per_query, "s", "t")
