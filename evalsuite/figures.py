@@ -51,8 +51,9 @@ def _layout(fig: go.Figure, title: str, **extra) -> go.Figure:
 
 
 def _text(value) -> str:
-    # Plotly treats a few tags (<b>, <br>) in strings as markup; show user text literally.
-    return str(value).replace("<", "&lt;").replace(">", "&gt;")
+    # Plotly treats a few tags (<b>, <br>) and entities (&lt;) in strings as markup; show user
+    # text literally ("&" first, so an entity written in a name stays as written).
+    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def value_range(values, pad: float = 0.03) -> list[float]:

@@ -76,7 +76,8 @@ def render() -> None:
         rates = views.rate_by_latency_bin(both, metric, column, bins=LATENCY_RATE_BINS)
         ui.chart(figures.rate_by_latency(rates, metric, column), key="latency_rate")
         st.caption(f"{ui.plain(metric)} is 0 or 1 per request: each point is the share of requests with 1 among those in a "
-                   f"latency bin (bins of equal request counts over the {len(both):,} requests shown), with its "
+                   f"latency bin (bins at the latency quantiles of the {len(both):,} requests shown, so of about equal "
+                   "request counts; the n column gives each bin's), with its "
                    "Wilson interval.")
         st.dataframe(rates, hide_index=True, width="stretch", height=260,
                      column_config={c: st.column_config.NumberColumn(c, format="%.3f")

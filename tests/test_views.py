@@ -398,3 +398,9 @@ def test_per_query_difference_refuses_a_system_with_two_columns():
     per_query = pd.DataFrame([[0.1, 0.2, 0.5], [0.3, 0.3, 0.5]], columns=["s", "s", "t"], index=["q1", "q2"])
     with pytest.raises(es.EvalSuiteError, match="'s' has 2 columns"):
         views.per_query_difference(per_query, "s", "t")
+
+
+def test_figure_text_keeps_entities_written_in_names():
+    diff = views.per_query_difference(pd.DataFrame({"a&lt;b": [0.1], "B": [0.2]}, index=["q&amp;1"]), "a&lt;b", "B")
+    bars = figures.difference_bars(diff, "ndcg@10", ("a&lt;b", "B"))
+    assert "a&amp;lt;b" in bars.layout.yaxis.title.text  # plotly shows "a&lt;b", not "a<b"
