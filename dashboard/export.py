@@ -222,7 +222,7 @@ def _comparison(spec: ReportSpec, settings: dict) -> ReportSection | None:
         "alpha": p["alpha"], "seed": p["seed"], "resamples": p["n_resamples"],
         "interval": f"{p['confidence']:.0%} {p['ci']} bootstrap"})
     table = report.to_dataframe().set_index("metric")
-    return ReportSection("Comparison", note=" ".join(str(d) for d in report.describe()),
+    return ReportSection("Comparison", note=". ".join(str(d) for d in report.describe()) + ".",
                          tables=[(f"{b} against {a}", table)])
 
 

@@ -95,6 +95,13 @@ def main() -> None:
     store.process_pending()
     workspaces.sync_url()
     pages = [_page(*spec, default=(i == 0)) for i, spec in enumerate(PAGES)]
+    # The first page is served at "/". Its file is also served at its own path (/data), hidden in
+    # the navigation, so a deep link to it works like every other page's; the default page gets
+    # another internal path because Streamlit tells pages apart by that path alone.
+    module, title, url_path, icon = PAGES[0]
+    pages[0] = _page(module, title, f"{url_path}_home", icon, default=True)
+    pages.append(st.Page(REPO / "pages" / f"{module}.py", title=title, url_path=url_path, icon=icon,
+                         visibility="hidden"))
     page = st.navigation(pages, position="sidebar")
     view.set_page(page.title, page.url_path)
     _sidebar()

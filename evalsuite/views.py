@@ -223,9 +223,12 @@ def metric_name(base: str, k: int | None) -> str:
 def judged_table(reports: Mapping[str, EvaluationReport], cutoffs: Sequence[int | None]) -> pd.DataFrame:
     """judged@k per system: the share of top-k docs that have a judgement (any grade).
 
-    The values are :func:`evalsuite.evaluate`'s ``judged@k`` means (so the reports must have
-    been computed with those metrics). Low values mean holes in the qrels: unjudged docs count
-    as not relevant, which lowers every metric of that run.
+    The values are :func:`evalsuite.evaluate`'s per-query ``judged@k`` (so the reports must
+    have been computed with those metrics), averaged over the queries the run answered: a qrels
+    query missing from the run has no docs that could lack a judgement, and counting it as 0
+    (as trec_eval -c does for every measure) would report holes in the qrels that are gaps in
+    the run. Low values mean holes in the qrels: unjudged docs count as not relevant, which
+    lowers every metric of that run.
 
     Parameters
     ----------
@@ -236,9 +239,10 @@ def judged_table(reports: Mapping[str, EvaluationReport], cutoffs: Sequence[int 
     Returns
     -------
     pandas.DataFrame
-        Indexed by ``system``, one column ``judged@k`` (``judged`` for the whole list) per
-        cutoff, plus ``queries with an unjudged doc in the top k`` for the largest cutoff (``in
-        the ranked list`` when the whole list is among them).
+        Indexed by ``system``: ``queries answered`` (the queries averaged over), one column
+        ``judged@k`` (``judged`` for the whole list) per cutoff, and ``queries with an unjudged
+        doc in the top k`` for the largest cutoff (``in the ranked list`` when the whole list is
+        among them). A run that answers no qrels query has NaN means.
 
     Raises
     ------
@@ -249,16 +253,19 @@ def judged_table(reports: Mapping[str, EvaluationReport], cutoffs: Sequence[int 
     numeric = sorted(k for k in cutoffs if k is not None)
     largest = None if (None in cutoffs or not numeric) else numeric[-1]
     for system, report in reports.items():
-        row = {"system": system}
+        answered = ~report.per_query.index.isin(report.defaulted_queries)
+        row = {"system": system, "queries answered": int(answered.sum())}
         for k in cutoffs:
             name = metric_name("judged", k)
             if name not in report.scores:
                 raise EvalSuiteError(f"the report of {system!r} has no {name} column", field="metrics", value=name)
-            row[name] = float(report.scores[name])
+            values = report.per_query[name].to_numpy(dtype=np.float64)[answered]
+            row[name] = float(values.mean()) if values.size else float("nan")
         if len(cutoffs):
             top = metric_name("judged", largest)
             label = "in the ranked list" if largest is None else f"in the top {largest}"
-            row[f"queries with an unjudged doc {label}"] = int((report.per_query[top].to_numpy() < 1.0).sum())
+            row[f"queries with an unjudged doc {label}"] = int(
+                (report.per_query[top].to_numpy(dtype=np.float64)[answered] < 1.0).sum())
         rows.append(row)
     return pd.DataFrame(rows).set_index("system") if rows else pd.DataFrame()
 

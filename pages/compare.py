@@ -26,7 +26,11 @@ def _pick_pair(systems: list[str]) -> tuple[str, str] | None:
         ui.no_data(f"Comparing needs two systems; this session has {len(systems)}.")
         return None
     left, right = st.columns(2)
-    a = ui.pick("System A (baseline)", systems, key="compare_a", container=left)
+    # A's default is the first system other than the one the URL asks for as B, so a link whose A
+    # is gone (renamed, tampered) still opens on two different systems.
+    asked_b = st.query_params.get("compare_b")
+    a = ui.pick("System A (baseline)", systems, index=next(i for i, s in enumerate(systems) if s != asked_b),
+                key="compare_a", container=left)
     # B's default is the first system other than A, so a link whose systems are gone (or name
     # only A) still opens on two different systems.
     b = ui.pick("System B", systems, index=next(i for i, s in enumerate(systems) if s != a), key="compare_b",
@@ -58,7 +62,7 @@ def _report_table(report, names: tuple[str, str]) -> None:
         **{c: st.column_config.NumberColumn(c, format="%.4f")
            for c in ("diff", "ci_low", "ci_high", "effect_size")},
         **{c: st.column_config.NumberColumn(c, format="%.2g") for c in ("p_value", "p_adjusted")}})
-    st.caption(ui.plain(" ".join(str(d) for d in report.describe())))
+    st.caption("  \n".join(ui.plain(str(d)) for d in report.describe()))  # one line each: test, interval, correction
     left, right = st.columns(2)
     with left:
         ui.download_csv(table, f"compare_{names[0]}_{names[1]}.csv", key="compare_csv")

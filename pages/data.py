@@ -128,8 +128,9 @@ def _records_table() -> None:
 
 def render() -> None:
     st.title("Data")
-    st.caption("Files stay in this browser session until you save them with Save and share (below). Each file is "
-               "read once and cached by the SHA-256 of its bytes.")
+    st.caption("Files stay in this browser session until you save them with Save and share (below); reloading the "
+               "page starts a new session with the sample data. Each file is read once and cached by the SHA-256 of "
+               "its bytes.")
     _uploaders()
     _messages()
     left, middle, right = st.columns(3)

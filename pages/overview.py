@@ -67,6 +67,8 @@ def render() -> None:
     ui.download_csv(table, "overview.csv", key="overview_csv", index=True)
 
     st.subheader("judged@k: share of the top k docs that have a judgement")
+    st.caption("Averaged over the queries each run answered: a qrels query missing from a run has no docs that "
+               "could lack a judgement (it is counted under Coverage above).")
     judged_table = views.judged_table(reports, ks)
     st.dataframe(judged_table, width="stretch",
                  column_config={j: st.column_config.NumberColumn(j, format="%.3f") for j in judged})

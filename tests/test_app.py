@@ -285,6 +285,11 @@ def test_upload_of_a_good_run_adds_a_system(cranfield):
     coverage = at.dataframe[1].value
     assert coverage.loc["mine", "answered"] == 3
     assert coverage.loc["mine", "scored 0: missing from run"] == 222
+    # judged@k over the 3 answered queries, not the 222 the run lacks (they have no docs at all).
+    per_query = es.evaluate(qrels, es.read_run(data), ["judged@10"]).per_query["judged@10"]
+    judged = at.dataframe[2].value
+    assert judged.loc["mine", "queries answered"] == 3
+    assert judged.loc["mine", "judged@10"] == pytest.approx(per_query.loc[["1", "2", "3"]].mean(), abs=1e-12)
 
 
 def test_upload_of_a_bad_file_is_a_plain_message_and_keeps_the_data():
@@ -380,6 +385,14 @@ def test_query_parameters_seed_widgets():
     assert at.selectbox(key="per_query_metric").value == "map"
     assert at.selectbox(key="per_query_k").value == 100
     assert "map@100" in at.dataframe[0].value.columns
+
+
+def test_an_unknown_system_a_in_the_url_falls_back_to_another_system_than_b():
+    at = open_page("compare", query={"compare_a": "nonexistent", "compare_b": "BM25"})
+    assert at.selectbox(key="compare_a").value == "BM25L"
+    assert at.selectbox(key="compare_b").value == "BM25"
+    assert not at.warning or all("two different" not in w.value for w in at.warning)
+    assert "BM25 against BM25L" in [h.value for h in at.subheader]
 
 
 def test_invalid_query_parameters_are_ignored():

@@ -81,10 +81,13 @@ def test_query_accounting_names_each_query_and_reason(report):
 def test_judged_table_by_hand(report):
     table = views.judged_table({"sys": report}, [2, 4])
     # judged@k = judged docs in the top k / k: q1 top 2 = a, d -> 1/2; top 4 = a, d, c, b -> 3/4;
-    # q2 has no results -> 0; q3: z judged -> 1/2 and 1/4.
-    assert table.loc["sys", "judged@2"] == pytest.approx((0.5 + 0 + 0.5) / 3)
-    assert table.loc["sys", "judged@4"] == pytest.approx((0.75 + 0 + 0.25) / 3)
-    assert table.loc["sys", "queries with an unjudged doc in the top 4"] == 3
+    # q3: z judged -> 1/2 and 1/4. q2 is missing from the run: no docs, so not averaged (it
+    # scores 0 in the report's means, as trec_eval -c, which would read as holes in the qrels).
+    assert table.loc["sys", "queries answered"] == 2
+    assert table.loc["sys", "judged@2"] == pytest.approx((0.5 + 0.5) / 2)
+    assert table.loc["sys", "judged@4"] == pytest.approx((0.75 + 0.25) / 2)
+    assert report.means["judged@4"] == pytest.approx((0.75 + 0 + 0.25) / 3)
+    assert table.loc["sys", "queries with an unjudged doc in the top 4"] == 2
 
 
 def test_judged_table_needs_the_metric(report):
@@ -348,9 +351,10 @@ def test_failed_requests_match_stages_as_the_reader_does(label):
 def test_judged_table_with_the_whole_list(report):
     whole = es.evaluate(es.Qrels.from_dict(QRELS), es.Run.from_dict(RUN), ["judged@2", "judged"])
     table = views.judged_table({"sys": whole}, [2, None])
-    # judged (whole list) = judged docs / docs returned: q1 a, d, c, b -> 3/4; q2 no results -> 0; q3 z -> 1.
-    assert table.loc["sys", "judged"] == pytest.approx((0.75 + 0 + 1) / 3)
-    assert table.loc["sys", "queries with an unjudged doc in the ranked list"] == 2
+    # judged (whole list) = judged docs / docs returned: q1 a, d, c, b -> 3/4; q3 z -> 1; q2 is
+    # missing from the run and not averaged.
+    assert table.loc["sys", "judged"] == pytest.approx((0.75 + 1) / 2)
+    assert table.loc["sys", "queries with an unjudged doc in the ranked list"] == 1
     assert views.metric_name("map", None) == "map" and views.metric_name("map", 100) == "map@100"
 
 

@@ -14,6 +14,7 @@ from .conftest import REPO, screenshot, table_rows, wait_charts, wait_idle, wait
 # (url path, page heading, charts drawn with the sample data, text only the loaded sample shows)
 PAGES = [
     ("", "Data", 0, "Runs (2)"),
+    ("data", "Data", 0, "Runs (2)"),
     ("overview", "Overview", 1, "Headline metrics"),
     ("per_query", "Per-query", 1, "Ranked list of one query"),
     ("rag_quality", "RAG quality", 1, "Task success with its Wilson interval"),
@@ -39,7 +40,7 @@ def nav_titles(tab) -> list[str]:
     return [t.strip().splitlines()[-1].strip() for t in tab.locator('[data-testid="stSidebarNav"] a').all_inner_texts()]
 
 
-@pytest.mark.parametrize("path,title,charts,marker", PAGES, ids=[p[1] for p in PAGES])
+@pytest.mark.parametrize("path,title,charts,marker", PAGES, ids=[p[0] or "root" for p in PAGES])
 def test_deep_link_on_a_cold_server(fresh_server, page, path, title, charts, marker):
     """A deep link is the first request a new server sees: the app's set-up and navigation run
     (sample data loaded, our page titles in the sidebar) and the asked-for page is shown."""
@@ -52,10 +53,21 @@ def test_deep_link_on_a_cold_server(fresh_server, page, path, title, charts, mar
     assert heading(page) == title
     assert nav_titles(page) == NAV_TITLES  # not Streamlit's file-name pages of its legacy pages/ mode
     assert marker in page.locator('[data-testid="stMain"]').inner_text()
+    assert "Page not found" not in page.locator("body").inner_text()
     if path:
         assert page.url.split("?")[0].rstrip("/").endswith(path)
     wait_tables(page)
-    screenshot(page, path or "data")
+    screenshot(page, path or "root")
+
+
+def test_every_page_by_its_path_on_a_warm_server(server, page):
+    for path, title, charts, marker in PAGES:
+        page.goto(f"{server.url}/{path}")
+        wait_idle(page)
+        no_exception(page)
+        assert heading(page) == title, path
+        assert "Page not found" not in page.locator("body").inner_text(), path
+        assert marker in page.locator('[data-testid="stMain"]').inner_text(), path
 
 
 def test_query_parameters_seed_the_view(server, page):
