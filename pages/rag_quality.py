@@ -3,6 +3,7 @@ citations and task success (with its Wilson interval) per system, each with its 
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from dashboard import ui
@@ -42,7 +43,9 @@ def render() -> None:
     if "success" in metrics and report.task_success:
         st.subheader("Task success with its Wilson interval")
         success = table[table["metric"] == "success"][["system", "mean", "ci_low", "ci_high", "n_defined"]]
-        success = success.rename(columns={"mean": "success rate", "n_defined": "requests"})
+        # Systems in the order of the table above (sorted by name).
+        success = success.rename(columns={"mean": "success rate", "n_defined": "requests"}).sort_values(
+            "system", kind="stable")
         st.dataframe(success, hide_index=True, width="stretch",
                      column_config={c: st.column_config.NumberColumn(c, format="%.3f")
                                     for c in ("success rate", "ci_low", "ci_high")})
@@ -52,7 +55,9 @@ def render() -> None:
     if metric:
         ui.chart(figures.rag_metric_bars(table, metric), key="rag_quality_chart")
     st.subheader("Long table")
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.dataframe(table, hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(c, format="%.4f")
+                                for c in table.columns if pd.api.types.is_float_dtype(table[c])})
     ui.download_csv(table, "rag_quality_long.csv", key="rag_quality_long_csv")
     for warning in report.warnings:
         st.text(warning)
