@@ -61,7 +61,7 @@ def _report_table(report, names: tuple[str, str]) -> None:
         "mean_system": st.column_config.NumberColumn(col_b, format="%.4f"),
         **{c: st.column_config.NumberColumn(c, format="%.4f")
            for c in ("diff", "ci_low", "ci_high", "effect_size")},
-        **{c: st.column_config.NumberColumn(c, format="%.2g") for c in ("p_value", "p_adjusted")}})
+        **{c: st.column_config.NumberColumn(c, format="%.3g") for c in ("p_value", "p_adjusted")}})
     st.caption("  \n".join(ui.plain(str(d)) for d in report.describe()))  # one line each: test, interval, correction
     left, right = st.columns(2)
     with left:
