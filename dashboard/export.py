@@ -153,7 +153,8 @@ def _overview_runs(spec: ReportSpec, settings: dict, conventions: dict) -> Repor
     table = views.overview_table(reports, metrics)
     return ReportSection("Overview: ranking runs", note=note, tables=[
         ("Mean per system, with coverage (what the means are over)", table),
-        ("judged@k: share of the top k docs that have a judgement", views.judged_table(reports, ks))])
+        ("judged@k: share of the top k docs that have a judgement, averaged over the queries each run answered "
+         "(a qrels query missing from a run has no docs to judge)", views.judged_table(reports, ks))])
 
 
 def _records_report(spec: ReportSpec):

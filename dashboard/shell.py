@@ -67,6 +67,14 @@ def _qrels_picker() -> None:
         # value an address bar or link may hold from before the upload.
         ui.forget_url_value(KEY_QRELS)
         st.session_state[KEY_QRELS] = store.qrels_label(new)
+    elif KEY_QRELS not in st.session_state and st.query_params.get(KEY_QRELS) not in (None, *labels):
+        # Links made by earlier versions name the qrels by file name or by SHA-256: the one
+        # loaded file they name (if exactly one) is chosen, under its label.
+        asked = st.query_params.get(KEY_QRELS)
+        named = [f for f in qrels if asked in (f.digest, f.name)]
+        if len(named) == 1:
+            ui.forget_url_value(KEY_QRELS)
+            st.session_state[KEY_QRELS] = store.qrels_label(named[0])
     if st.session_state.get(KEY_QRELS, labels[-1]) not in labels:
         del st.session_state[KEY_QRELS]  # the chosen qrels was removed: back to the newest, as store.active_qrels
     # A value set in session state (above, or by the user) must not meet a default index too.

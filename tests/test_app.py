@@ -515,6 +515,22 @@ def test_a_share_link_restores_the_chosen_qrels(cranfield, store_dir):
     assert reopened.dataframe[0].value.loc["BM25", "ndcg@10"] == pytest.approx(expected, abs=1e-12)
 
 
+@pytest.mark.parametrize("named_by", ["digest", "name"])
+def test_links_of_earlier_versions_name_the_qrels_by_digest_or_file_name(cranfield, store_dir, named_by):
+    qrels, runs = cranfield
+    sample = (CRANFIELD / "qrels.trec").read_bytes()
+    other = _grade4_qrels()
+    saved, _ = saved_workspace(store_dir, files=[("qrels", "qrels.trec", sample, None), ("qrels", "g4.trec", other, None),
+                                                 ("run", "run_bm25.trec", (CRANFIELD / "run_bm25.trec").read_bytes(),
+                                                  "BM25")])
+    asked = sha256(sample) if named_by == "digest" else "qrels.trec"
+    at = open_page("overview", query={"ws": saved.workspace_id, "qrels": asked, "overview_metrics": ["ndcg"],
+                                      "overview_k": ["10"]})
+    assert at.sidebar.selectbox(key="qrels").value == _label("qrels.trec", sample)
+    expected = es.evaluate(qrels, runs["BM25"], ["ndcg@10"]).means["ndcg@10"]
+    assert at.dataframe[0].value.loc["BM25", "ndcg@10"] == pytest.approx(expected, abs=1e-12)
+
+
 def test_url_keeps_the_current_choice_when_the_options_change():
     # Query 17 chosen after the page opened on query 8; "Regressions only" then drops 8 from the
     # options, and the URL must keep 17 (the user's choice), not lose the parameter.
