@@ -44,6 +44,9 @@ KEY_QRELS_ACTIVATE = "qrels_activate"  # digest of a qrels file just uploaded: m
 
 KINDS = ("run", "qrels", "records")
 
+# What the Per-query and Compare pages show: ranking runs against qrels, or per-request records.
+SOURCES = ("ranking runs", "per-request records")
+
 # The browser tab's icon: an emoji, drawn by the browser itself (a ":material/...:" page icon makes
 # the browser fetch the icon from fonts.gstatic.com, which fails offline).
 PAGE_ICON = "\N{BAR CHART}"

@@ -7,6 +7,7 @@ User text (file names, ids, questions, error messages) is shown with ``st.text``
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Sequence
 
@@ -18,7 +19,7 @@ import evalsuite as es
 from evalsuite.views import metric_name, safe_csv
 
 from . import loaders, store, view
-from .constants import KEY_REL_LEVEL, RAG_ORDER, WHOLE_LIST
+from .constants import KEY_REL_LEVEL, RAG_ORDER, SOURCES, WHOLE_LIST
 from .text import plain  # noqa: F401  (re-exported: pages escape user text with ui.plain)
 
 
@@ -262,6 +263,34 @@ def records_report(k: int = 10):
         The files cannot be combined or evaluated.
     """
     return records_report_of(tuple(store.record_files()), int(k), rel_level())
+
+
+def records_report_or_notice(spinner: str | None = None):
+    """:func:`records_report` for a page: ``(Records, RecordsReport)``, or None after the page
+    says why not (the error as a message, or that no records are loaded).
+
+    ``spinner``: text shown while the records are read and evaluated (plain text, no markdown).
+    """
+    try:
+        with st.spinner(spinner) if spinner else contextlib.nullcontext():
+            records, report = records_report()
+    except Exception as exc:
+        show_error(exc)
+        return None
+    if report is None:
+        no_data("No per-request records loaded.")
+        return None
+    return records, report
+
+
+def pick_source(key: str, runs_needed: int) -> bool:
+    """The "ranking runs / per-request records" switch of the Per-query and Compare pages, bound
+    to the URL under ``key``. Its default is ranking runs when ``runs_needed`` runs and a qrels
+    are loaded (or no records are), else per-request records. Returns True for ranking runs."""
+    runs_ready = len(store.runs()) >= runs_needed and store.active_qrels() is not None
+    default = 0 if runs_ready or not store.record_files() else 1
+    source = bound(st.radio, "Source", SOURCES, index=default, horizontal=True, key=key, label_visibility="collapsed")
+    return source == SOURCES[0]
 
 
 def records_report_of(parts: Sequence, k: int, rel_level: int):

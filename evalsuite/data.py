@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import numpy as np
 import pandas as pd

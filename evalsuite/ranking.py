@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import EvalSuiteError
-from .metric_names import MetricSpec, parse_metric
+from .metric_names import MetricSpec
 from .score import Score
 
 __all__ = [

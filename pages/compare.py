@@ -17,7 +17,6 @@ from dashboard.constants import (
 )
 from evalsuite import figures, views
 
-SOURCES = ("ranking runs", "per-request records")
 LIST_COLUMNS = ("rank", "doc_id", "label", "title", "score")
 
 
@@ -180,14 +179,10 @@ def _runs_view() -> None:
 
 
 def _records_view() -> None:
-    try:
-        records, report = ui.records_report()
-    except Exception as exc:
-        ui.show_error(exc)
+    loaded = ui.records_report_or_notice()
+    if loaded is None:
         return
-    if report is None:
-        ui.no_data("No per-request records loaded.")
-        return
+    records, report = loaded
     pair = _pick_pair(report.systems)
     if pair is None:
         return
@@ -234,18 +229,9 @@ def _records_view() -> None:
     _operations(pair)
 
 
-def _default_source() -> int:
-    """Ranking runs when two runs and qrels can be compared, else per-request records if any."""
-    if (len(store.runs()) >= 2 and store.active_qrels() is not None) or not store.record_files():
-        return 0
-    return 1
-
-
 def render() -> None:
     st.title("Compare")
-    source = ui.bound(st.radio, "Source", SOURCES, index=_default_source(), horizontal=True, key="compare_source",
-                      label_visibility="collapsed")
-    if source == SOURCES[0]:
+    if ui.pick_source("compare_source", runs_needed=2):
         _runs_view()
     else:
         _records_view()

@@ -41,14 +41,10 @@ def _on_stage_click() -> None:
 
 def render() -> None:
     st.title("Failures")
-    try:
-        records, report = ui.records_report()
-    except Exception as exc:
-        ui.show_error(exc)
+    loaded = ui.records_report_or_notice()
+    if loaded is None:
         return
-    if report is None:
-        ui.no_data("No per-request records loaded.")
-        return
+    records, report = loaded
     table = report.failure_table
     if table.empty or "failure_stage" not in records.fields and "success" not in records.fields:
         st.warning("These records have no failure_stage or success field, so failures cannot be attributed.")

@@ -16,14 +16,10 @@ def _column(stage: str) -> str:
 
 def render() -> None:
     st.title("Latency")
-    try:
-        records, report = ui.records_report()
-    except Exception as exc:
-        ui.show_error(exc)
+    loaded = ui.records_report_or_notice()
+    if loaded is None:
         return
-    if report is None:
-        ui.no_data("No per-request records loaded.")
-        return
+    records, report = loaded
     latency = report.latency_table[report.latency_table["n"] > 0].reset_index(drop=True)
     if latency.empty:
         st.warning("These records have no latency field (latency_ms or latency_<stage>_ms), so there is nothing to "

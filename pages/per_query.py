@@ -12,7 +12,6 @@ from dashboard import loaders, store, ui
 from dashboard.constants import BASE_METRICS, CUTOFFS, RANKED_LIST_DEPTH, WHOLE_LIST, WHOLE_LIST_TREC
 from evalsuite import figures, views
 
-SOURCES = ("ranking runs", "per-request records")
 _RECORD_TEXT = ("question", "answer", "reference", "error")
 _RECORD_LISTS = ("context_useful", "context_relevant", "answer_claims_supported", "reference_claims_supported",
                  "answer_claims_in_reference", "reference_claims_in_answer", "statements_cited_supported",
@@ -105,14 +104,10 @@ def _runs_view() -> None:
 
 
 def _records_view() -> None:
-    try:
-        records, report = ui.records_report()
-    except Exception as exc:
-        ui.show_error(exc)
+    loaded = ui.records_report_or_notice()
+    if loaded is None:
         return
-    if report is None:
-        ui.no_data("No per-request records loaded.")
-        return
+    records, report = loaded
     a, b = st.columns(2)
     system = ui.pick("System", report.systems, key="per_query_record_system", container=a)
     table = report.per_query[report.per_query["system"] == system].drop(columns=["system"]).reset_index(drop=True)
@@ -157,18 +152,9 @@ def _records_view() -> None:
     st.dataframe(values, hide_index=True, width="stretch")
 
 
-def _default_source() -> int:
-    """Ranking runs when a run and qrels are loaded, else per-request records if any."""
-    if (store.runs() and store.active_qrels() is not None) or not store.record_files():
-        return 0
-    return 1
-
-
 def render() -> None:
     st.title("Per-query")
-    source = ui.bound(st.radio, "Source", SOURCES, index=_default_source(), horizontal=True, key="per_query_source",
-                      label_visibility="collapsed")
-    if source == SOURCES[0]:
+    if ui.pick_source("per_query_source", runs_needed=1):
         _runs_view()
     else:
         _records_view()

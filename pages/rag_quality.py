@@ -12,15 +12,10 @@ from evalsuite import figures, views
 
 def render() -> None:
     st.title("RAG quality")
-    try:
-        with st.spinner("Evaluating the per-request records"):
-            records, report = ui.records_report()
-    except Exception as exc:
-        ui.show_error(exc)
+    loaded = ui.records_report_or_notice(spinner="Evaluating the per-request records")
+    if loaded is None:
         return
-    if report is None:
-        ui.no_data("No per-request records loaded.")
-        return
+    records, report = loaded
     metrics = ui.rag_metrics(report)
     if not metrics:
         st.warning("These records have no field a quality metric needs: judgement lists (answer_claims_supported, "
