@@ -21,23 +21,17 @@ import argparse
 import statistics
 import sys
 import tempfile
-import threading
 import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, Server, wait_charts, wait_idle, wait_tables  # noqa: E402
+from tests.browser.conftest import (CHROMIUM, CHROMIUM_ARGS, Server, health_answers, upload_file,  # noqa: E402
+                                   wait_charts, wait_idle, wait_tables)
 from tests.browser.test_large_upload import write_run_and_qrels  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
-
-
-def _upload(tab, label: str, path: Path) -> None:
-    uploader = tab.locator('[data-testid="stFileUploader"]').filter(has_text=label).first
-    uploader.locator('input[type="file"]').set_input_files(str(path))
 
 
 def one_round(browser, folder: Path, run_path: Path, qrels_path: Path) -> dict:
@@ -60,33 +54,19 @@ def one_round(browser, folder: Path, run_path: Path, qrels_path: Path) -> dict:
         wait_idle(tab)
         tab.locator('[data-testid="stButton"] button', has_text="Clear sample data").click()
         wait_idle(tab)
-        _upload(tab, "Qrels", qrels_path)
+        upload_file(tab, "Qrels", qrels_path)
         tab.wait_for_selector(f"text={qrels_path.name}: read as trec qrels")
         wait_idle(tab)
-        health: list[float] = []
-        done = threading.Event()
-
-        def poll() -> None:
-            while not done.is_set():
-                t0 = time.perf_counter()
-                with urllib.request.urlopen(f"{server.url}/_stcore/health", timeout=30):
-                    pass
-                health.append(time.perf_counter() - t0)
-                time.sleep(0.2)
-
-        poller = threading.Thread(target=poll, daemon=True)
-        poller.start()
-        start = time.perf_counter()
-        _upload(tab, "Runs", run_path)
-        tab.wait_for_selector(f"text={run_path.name}: read as trec run")
-        wait_idle(tab, timeout=300)
-        tab.locator('[data-testid="stSidebarNav"] a', has_text="Overview").click()
-        wait_idle(tab, timeout=300)
-        wait_charts(tab, 1, timeout=300)
-        wait_tables(tab, timeout=300)
-        upload = time.perf_counter() - start
-        done.set()
-        poller.join()
+        with health_answers(server.url) as health:
+            start = time.perf_counter()
+            upload_file(tab, "Runs", run_path)
+            tab.wait_for_selector(f"text={run_path.name}: read as trec run")
+            wait_idle(tab, timeout=300)
+            tab.locator('[data-testid="stSidebarNav"] a', has_text="Overview").click()
+            wait_idle(tab, timeout=300)
+            wait_charts(tab, 1, timeout=300)
+            wait_tables(tab, timeout=300)
+            upload = time.perf_counter() - start
         context.close()
         return {"server_up_s": up, "sample_overview_s": overview, "upload_1m_to_overview_s": upload,
                 "slowest_health_s": max(health) if health else float("nan")}

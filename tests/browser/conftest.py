@@ -7,12 +7,14 @@ Skipped with a reason when Playwright (``pip install playwright``) or Debian's c
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -224,3 +226,33 @@ def screenshot(tab, name: str) -> Path:
     tab.screenshot(path=str(path), full_page=True)
     tab.set_viewport_size(size)
     return path
+
+
+def upload_file(tab, label: str, path: Path) -> None:
+    """Choose ``path`` in the Data page's file uploader whose label contains ``label``."""
+    uploader = tab.locator('[data-testid="stFileUploader"]').filter(has_text=label).first
+    uploader.locator('input[type="file"]').set_input_files(str(path))
+
+
+@contextlib.contextmanager
+def health_answers(url: str):
+    """Ask ``url``/_stcore/health every 0.2 s while the block runs (the app must stay responsive);
+    yields the list that collects each answer's time in seconds."""
+    times: list[float] = []
+    done = threading.Event()
+
+    def poll() -> None:
+        while not done.is_set():
+            start = time.perf_counter()
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=30):
+                pass
+            times.append(time.perf_counter() - start)
+            time.sleep(0.2)
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    try:
+        yield times
+    finally:
+        done.set()
+        poller.join()

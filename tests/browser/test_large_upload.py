@@ -8,15 +8,13 @@ freeze) are written to ``test-output/large_upload.json``.
 from __future__ import annotations
 
 import json
-import threading
 import time
-import urllib.request
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
-from .conftest import REPO, screenshot, table_rows, wait_charts, wait_idle, wait_tables
+from .conftest import REPO, health_answers, screenshot, table_rows, upload_file, wait_charts, wait_idle, wait_tables
 
 N_QUERIES, DEPTH = 1000, 1000
 CORPUS = 8_841_823  # prime to the stride below, so doc ids are distinct within a query
@@ -42,11 +40,6 @@ def write_run_and_qrels(folder):
     return run_path, qrels_path
 
 
-def _upload(tab, label, path):
-    uploader = tab.locator('[data-testid="stFileUploader"]').filter(has_text=label).first
-    uploader.locator('input[type="file"]').set_input_files(str(path))
-
-
 def test_million_line_run_upload_to_overview(server, page, tmp_path):
     run_path, qrels_path = write_run_and_qrels(tmp_path)
     assert sum(1 for _ in run_path.open("rb")) == N_QUERIES * DEPTH
@@ -55,35 +48,21 @@ def test_million_line_run_upload_to_overview(server, page, tmp_path):
     wait_idle(page)
     page.locator('[data-testid="stButton"] button', has_text="Clear sample data").click()
     wait_idle(page)
-    _upload(page, "Qrels", qrels_path)
+    upload_file(page, "Qrels", qrels_path)
     page.wait_for_selector("text=big.qrels.trec: read as trec qrels")
     wait_idle(page)
 
-    health = []
-    done = threading.Event()
-
-    def poll():
-        while not done.is_set():
-            start = time.perf_counter()
-            with urllib.request.urlopen(f"{server.url}/_stcore/health", timeout=30):
-                pass
-            health.append(time.perf_counter() - start)
-            time.sleep(0.2)
-
-    poller = threading.Thread(target=poll, daemon=True)
-    poller.start()
-    start = time.perf_counter()
-    _upload(page, "Runs", run_path)
-    page.wait_for_selector("text=big.run.trec: read as trec run")
-    wait_idle(page, timeout=300)
-    uploaded = time.perf_counter() - start
-    page.locator('[data-testid="stSidebarNav"] a', has_text="Overview").click()
-    wait_idle(page, timeout=300)
-    wait_charts(page, 1, timeout=300)
-    wait_tables(page, timeout=300)
-    total = time.perf_counter() - start
-    done.set()
-    poller.join()
+    with health_answers(server.url) as health:
+        start = time.perf_counter()
+        upload_file(page, "Runs", run_path)
+        page.wait_for_selector("text=big.run.trec: read as trec run")
+        wait_idle(page, timeout=300)
+        uploaded = time.perf_counter() - start
+        page.locator('[data-testid="stSidebarNav"] a', has_text="Overview").click()
+        wait_idle(page, timeout=300)
+        wait_charts(page, 1, timeout=300)
+        wait_tables(page, timeout=300)
+        total = time.perf_counter() - start
 
     rows = table_rows(page, 0)
     assert rows[1][0] == "big"
