@@ -23,6 +23,8 @@ Guarantees (the tests in ``tests/test_store.py`` pin each on both backends):
   only when no workspace refers to it any more (and it was not just put, see
   ``orphan_grace_seconds``);
 - bytes read back are checked against their SHA-256, so a damaged store is reported, never used;
+  an error of the database itself (a damaged SQLite file, a failing server) is a
+  :class:`StoreError` naming the store and the operation, never a raw ``sqlite3`` or psycopg error;
 - workspace ids carry 192 random bits from :mod:`secrets` plus a 24-bit check, are validated by a
   strict pattern before any query, and every query is parameterised; owner tokens are kept only
   as their SHA-256; nothing is pickled or evaluated, metadata is JSON text;
@@ -115,8 +117,9 @@ class StoreError(EvalSuiteError):
         like a workspace id), ``"damaged_id"`` (shaped like one but failing its check: a changed or
         mistyped link), ``"unknown_workspace"``, ``"deleted"``, ``"expired"``, ``"wrong_token"``,
         ``"too_large"``, ``"unknown_dataset"``, ``"missing_dataset"`` (a workspace refers to a
-        dataset that is not stored), ``"corrupt"`` (stored bytes do not match their digest) or
-        ``"unavailable"`` (the database cannot be reached or used).
+        dataset that is not stored), ``"corrupt"`` (stored bytes do not match their digest, or the
+        database itself is damaged: a SQLite file overwritten, cut short or not a SQLite database
+        at all) or ``"unavailable"`` (the database cannot be reached or used).
     """
 
     def __init__(self, reason: str, *, code: str, **where: Any) -> None:
@@ -504,6 +507,28 @@ def _check_schema_version(row: Any, location: str) -> None:
                          code="unavailable")
 
 
+# SQLite's primary result codes for a damaged file and for a file that is not a database.
+_SQLITE_CORRUPT = 11
+_SQLITE_NOTADB = 26
+
+
+def _sqlite_damaged(exc: BaseException) -> bool:
+    """Whether a sqlite3 error says the database file is damaged or is not a database at all.
+
+    Python's sqlite3 raises those two (SQLITE_CORRUPT, SQLITE_NOTADB) as a plain
+    :class:`sqlite3.DatabaseError`; ``sqlite_errorcode`` (Python 3.11+) tells them apart exactly.
+    """
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
+    return type(exc) is sqlite3.DatabaseError
+
+
+def _sqlite_damaged_message(path: Path, exc: BaseException) -> str:
+    return (f"the SQLite workspace store file {path} is damaged or is not a SQLite database "
+            f"({str(exc).strip()}); restore it from a backup, or move it aside to start an empty store")
+
+
 # ----------------------------------------------------------------------------------------------
 # Backends: how to connect, run a statement, open a transaction and fetch bytes. The Store calls
 # only these, so both backends run the same SQL text (with ? placeholders).
@@ -517,6 +542,8 @@ class _SQLiteBackend:
         self.busy_timeout_s = busy_timeout_s
         self.operational_errors: tuple[type[BaseException], ...] = (sqlite3.OperationalError,)
         self.foreign_key_errors: tuple[type[BaseException], ...] = (sqlite3.IntegrityError,)
+        # Every other error of the database (a damaged file above all) becomes a StoreError too.
+        self.database_errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
 
     @property
     def location(self) -> str:
@@ -581,6 +608,13 @@ class _SQLiteBackend:
         finally:
             conn.close()
 
+    def database_error(self, exc: BaseException, doing: str) -> StoreError:
+        """The StoreError for a sqlite3 error other than an OperationalError."""
+        if _sqlite_damaged(exc):
+            return StoreError(f"cannot {doing}: {_sqlite_damaged_message(self.path, exc)}", code="corrupt")
+        return StoreError(f"cannot {doing}: the SQLite workspace store file {self.path} failed: "
+                          f"{str(exc).strip()}", code="unavailable")
+
     def extra_checks(self, conn: sqlite3.Connection) -> list[str]:
         problems = []
         result = [row[0] for row in conn.execute("PRAGMA integrity_check")]
@@ -607,6 +641,7 @@ class _PostgresBackend:
         self.schema = schema
         self.operational_errors = (psycopg.OperationalError, psycopg.InterfaceError)
         self.foreign_key_errors = (psycopg.errors.ForeignKeyViolation,)
+        self.database_errors = (psycopg.Error,)
         self._queries: dict[str, str] = {}
 
     @property
@@ -698,6 +733,16 @@ class _PostgresBackend:
         finally:
             conn.close()
 
+    def database_error(self, exc: BaseException, doing: str) -> StoreError:
+        """The StoreError for a psycopg error other than an OperationalError or InterfaceError."""
+        # The server's message names tables and values, never the password; location hides it.
+        errors = self._psycopg.errors
+        if isinstance(exc, (errors.DataCorrupted, errors.IndexCorrupted)):
+            return StoreError(f"cannot {doing}: the PostgreSQL workspace store at {self.location} reports "
+                              f"damaged data: {str(exc).strip()}", code="corrupt")
+        return StoreError(f"cannot {doing}: the PostgreSQL workspace store at {self.location} failed: "
+                          f"{str(exc).strip()}", code="unavailable")
+
     @staticmethod
     def extra_checks(conn: Any) -> list[str]:
         return []
@@ -760,6 +805,12 @@ class Store:
     and app instances using the same database (each write is one transaction). Use it as a context
     manager or call :meth:`close`.
 
+    Every method that reads or writes the database raises :class:`StoreError`, never a raw
+    ``sqlite3`` or psycopg error: ``"corrupt"`` when the database is damaged (a SQLite file
+    overwritten, cut short or not a SQLite database), ``"unavailable"`` for any other database
+    failure; the message names the store (a PostgreSQL URL without its password) and what was
+    being done.
+
     Attributes
     ----------
     backend : str
@@ -807,13 +858,22 @@ class Store:
         self._pool.close()
 
     @contextmanager
-    def _transaction(self, *, write: bool) -> Iterator[Any]:
+    def _transaction(self, *, write: bool, doing: str, foreign_key_errors: bool = False) -> Iterator[Any]:
+        """A connection in a transaction; every database error leaves as a :class:`StoreError`.
+
+        ``doing`` says what the caller was doing, for the message. With ``foreign_key_errors``
+        the backend's foreign-key violation is raised as it is, for the caller to handle.
+        """
         try:
             with self._pool.connection() as conn, self._backend.transaction(conn, write=write):
                 yield conn
         except self._backend.operational_errors as exc:
             raise StoreError(f"the workspace store at {self.location} cannot be used right now: "
                              f"{str(exc).strip()}", code="unavailable") from exc
+        except self._backend.database_errors as exc:
+            if foreign_key_errors and isinstance(exc, self._backend.foreign_key_errors):
+                raise
+            raise self._backend.database_error(exc, doing) from exc
 
     def _sql(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> Any:
         return self._backend.execute(conn, sql, params)
@@ -858,7 +918,7 @@ class Store:
                              source=filename)
         digest = hashlib.sha256(data).hexdigest()
         now = self._clock()
-        with self._transaction(write=True) as conn:
+        with self._transaction(write=True, doing="store a dataset") as conn:
             inserted = self._sql(conn, "INSERT INTO evalsuite_datasets (digest, size_bytes, created_at, "
                                        "last_put_at) VALUES (?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING",
                                  (digest, len(data), now, now)).rowcount == 1
@@ -884,10 +944,11 @@ class Store:
             ``"unknown_dataset"`` when nothing is stored under ``digest`` (never stored, or removed
             after the last workspace referring to it was deleted); ``"corrupt"`` when the stored
             bytes do not hash to ``digest`` (the database was changed outside EvalSuite or
-            damaged); ``"invalid_argument"`` for a value that is not a SHA-256 hex digest.
+            damaged) or the database itself is damaged; ``"invalid_argument"`` for a value that
+            is not a SHA-256 hex digest; ``"unavailable"``.
         """
         digest = _check_digest(digest)
-        with self._transaction(write=False) as conn:
+        with self._transaction(write=False, doing="read a dataset") as conn:
             found = self._backend.fetch_blob(conn, digest)
         if found is None:
             raise StoreError("no dataset with this SHA-256 is stored (it was never saved here, or "
@@ -962,7 +1023,7 @@ class Store:
         now = self._clock()
         expires_at = None if days is None else now + days * 86400.0
         try:
-            with self._transaction(write=True) as conn:
+            with self._transaction(write=True, doing="save a workspace", foreign_key_errors=True) as conn:
                 sizes: dict[str, int] = {}
                 for start in range(0, len(digests), 200):
                     chunk = digests[start:start + 200]
@@ -1026,7 +1087,7 @@ class Store:
             its owner deleted it; ``"expired"`` when its expiry has passed; ``"unavailable"``.
         """
         workspace_id = check_workspace_id(workspace_id)
-        with self._transaction(write=False) as conn:
+        with self._transaction(write=False, doing="open a workspace") as conn:
             row = self._sql(conn, "SELECT name, meta_json, evalsuite_version, total_bytes, created_at, "
                                   "expires_at, deleted_at, deleted_reason FROM evalsuite_workspaces "
                                   "WHERE workspace_id = ?", (workspace_id,)).fetchone()
@@ -1075,7 +1136,7 @@ class Store:
             raise StoreError("the owner token is the text save_workspace returned",
                              code="wrong_token", field="owner_token", value=None)
         now = self._clock()
-        with self._transaction(write=True) as conn:
+        with self._transaction(write=True, doing="delete a workspace") as conn:
             row = self._sql(conn, "SELECT owner_token_sha256, deleted_at FROM evalsuite_workspaces "
                                   "WHERE workspace_id = ?", (workspace_id,)).fetchone()
             if row is None:
@@ -1116,7 +1177,7 @@ class Store:
         found: dict[str, tuple] = {}
         if valid:
             unique = sorted(set(valid))
-            with self._transaction(write=False) as conn:
+            with self._transaction(write=False, doing="list workspaces") as conn:
                 for start in range(0, len(unique), 200):
                     chunk = unique[start:start + 200]
                     marks = ", ".join("?" * len(chunk))
@@ -1163,7 +1224,9 @@ class Store:
         now = self._clock()
         for attempt in range(2):
             try:
-                with self._transaction(write=True) as conn:
+                # The last attempt turns a foreign-key violation into a StoreError too.
+                with self._transaction(write=True, doing="purge expired workspaces",
+                                       foreign_key_errors=attempt == 0) as conn:
                     expired = "deleted_at IS NULL AND expires_at IS NOT NULL AND expires_at <= ?"
                     self._sql(conn, "DELETE FROM evalsuite_workspace_datasets WHERE workspace_id IN "
                                     f"(SELECT workspace_id FROM evalsuite_workspaces WHERE {expired})", (now,))
@@ -1175,14 +1238,13 @@ class Store:
             except self._backend.foreign_key_errors:
                 # PostgreSQL only: a workspace referring to an old orphan was saved meanwhile; the
                 # foreign key kept the dataset and rolled us back. Once more sees that workspace.
-                if attempt:
-                    raise
+                continue
         raise AssertionError("unreachable")
 
     def usage(self) -> StoreUsage:
         """How many datasets and bytes the store holds, how many workspaces, and its caps."""
         now = self._clock()
-        with self._transaction(write=False) as conn:
+        with self._transaction(write=False, doing="measure the store") as conn:
             n_datasets, n_bytes = self._sql(conn, "SELECT COUNT(*), COALESCE(SUM(size_bytes), 0) "
                                                   "FROM evalsuite_datasets").fetchone()
             n_active, n_all = self._sql(conn, "SELECT COALESCE(SUM(CASE WHEN deleted_at IS NULL AND "
@@ -1203,9 +1265,17 @@ class Store:
         references and active ones have some; on SQLite also ``PRAGMA integrity_check`` and
         ``PRAGMA foreign_key_check``. Reads every stored byte: an administrator's tool, not for
         each page view.
+
+        Raises
+        ------
+        StoreError
+            ``"corrupt"`` when the database is too damaged to be read at all (a SQLite file that
+            is not a database, cut short, or with a damaged page that a query has to read);
+            ``"unavailable"``. Damage SQLite's checks find without failing a query is returned as
+            a problem.
         """
         problems: list[str] = []
-        with self._transaction(write=False) as conn:
+        with self._transaction(write=False, doing="verify the store") as conn:
             for wid, digest in self._sql(conn, "SELECT r.workspace_id, r.digest FROM "
                                                "evalsuite_workspace_datasets r LEFT JOIN evalsuite_datasets d "
                                                "ON d.digest = r.digest WHERE d.digest IS NULL").fetchall():
@@ -1227,7 +1297,7 @@ class Store:
                                                          "ORDER BY digest").fetchall()]
             problems.extend(self._backend.extra_checks(conn))
         for digest in digests:  # one blob in memory at a time
-            with self._transaction(write=False) as conn:
+            with self._transaction(write=False, doing="verify the store") as conn:
                 found = self._backend.fetch_blob(conn, digest)
             if found is not None and (len(found[1]) != found[0]
                                       or hashlib.sha256(found[1]).hexdigest() != digest):
@@ -1282,7 +1352,8 @@ def open_store(url: str | None = None, *, data_dir: str | os.PathLike | None = N
     ------
     StoreError
         ``"invalid_argument"`` for a URL of another kind or a bad setting; ``"unavailable"`` when
-        the database cannot be reached, created or is of a newer schema.
+        the database cannot be reached, created or is of a newer schema; ``"corrupt"`` when the
+        SQLite file is damaged or is not a SQLite database.
     """
     max_dataset_bytes = _check_cap(max_dataset_bytes, "max_dataset_bytes", HARD_MAX_DATASET_BYTES)
     max_workspace_bytes = _check_cap(max_workspace_bytes, "max_workspace_bytes", 2**53)
@@ -1320,6 +1391,9 @@ def open_store(url: str | None = None, *, data_dir: str | os.PathLike | None = N
     try:
         backend.initialise()
     except sqlite3.Error as exc:
+        if _sqlite_damaged(exc):
+            raise StoreError(f"cannot open the workspace store: {_sqlite_damaged_message(backend.path, exc)}",
+                             code="corrupt") from None
         raise StoreError(f"cannot open the SQLite workspace store at {backend.location}: {exc}",
                          code="unavailable") from None
     except OSError as exc:

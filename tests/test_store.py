@@ -544,6 +544,120 @@ def test_tampered_stored_bytes_are_detected(store, raw):
     assert any(digest in problem for problem in store.verify())
 
 
+def _sqlite_path(spec: dict) -> Path:
+    return Path(spec["url"][len("sqlite:///"):])
+
+
+def _fill(store) -> tuple[str, str, str]:
+    """A dataset big enough for overflow pages and a workspace using it: digest, id, token."""
+    digest = store.put_dataset(RUN_BM25.read_bytes()[:30_000], kind="run", filename="run.trec")
+    saved = store.save_workspace("w", [DatasetRef(digest, "run", "run.trec", system="BM25")])
+    return digest, saved.workspace_id, saved.owner_token
+
+
+def _every_operation(store, digest: str, workspace_id: str, token: str) -> dict:
+    return {
+        "put_dataset": lambda: store.put_dataset(b"q9 0 d9 1\n", kind="qrels", filename="new.trec"),
+        "get_dataset": lambda: store.get_dataset(digest),
+        "save_workspace": lambda: store.save_workspace("again", [DatasetRef(digest, "run", "run.trec")]),
+        "load_workspace": lambda: store.load_workspace(workspace_id),
+        "list_workspaces": lambda: store.list_workspaces([workspace_id]),
+        "delete_workspace": lambda: store.delete_workspace(workspace_id, token),
+        "purge_expired": store.purge_expired,
+        "usage": store.usage,
+        "verify": store.verify,
+    }
+
+
+def _damage(path: Path, how: str) -> None:
+    data = bytearray(path.read_bytes())
+    rng = random.Random(how)
+    page_size = int.from_bytes(data[16:18], "big")
+    if how == "random bytes over the header":
+        data[:100] = rng.randbytes(100)
+    elif how == "cut short after the first page":
+        del data[page_size + 100:]
+    elif how == "overwritten with text":
+        data = bytearray(b"this is not a database\n" * 100)
+    elif how == "first page zeroed after the header":
+        data[100:page_size] = bytes(page_size - 100)
+    else:
+        raise AssertionError(how)
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("how", ["random bytes over the header", "cut short after the first page",
+                                 "overwritten with text", "first page zeroed after the header"])
+def test_a_damaged_sqlite_file_is_a_store_error_from_every_operation(tmp_path, how):
+    spec = {"url": f"sqlite:///{tmp_path / 'store' / 'workspaces.db'}"}
+    path = _sqlite_path(spec)
+    with open_store(**spec) as healthy:
+        digest, workspace_id, token = _fill(healthy)
+    intact = path.read_bytes()
+    assert not Path(f"{path}-wal").exists()  # all of it is in the file we damage
+    with open_store(**spec) as store:  # opened while the file was sound
+        _damage(path, how)
+        for name, operation in _every_operation(store, digest, workspace_id, token).items():
+            err = _error(operation)
+            assert err.code == "corrupt", (name, str(err))
+            assert str(path) in str(err) and "damaged" in str(err), (name, str(err))
+            assert isinstance(err.__cause__, sqlite3.DatabaseError)
+        err = _error(open_store, **spec)
+        assert err.code == "corrupt" and str(path) in str(err) and "damaged" in str(err)
+        # The failures left no broken connection behind: with the file restored, the same Store works.
+        path.write_bytes(intact)
+        assert hashlib.sha256(store.get_dataset(digest)).hexdigest() == digest
+        assert store.load_workspace(workspace_id).datasets[0].system == "BM25"
+        assert store.verify() == []
+        store.delete_workspace(workspace_id, token)
+        assert store.list_workspaces([workspace_id])[0].status == "deleted"
+
+
+def test_a_garbage_page_under_the_dataset_bytes_is_a_store_error(tmp_path):
+    spec = {"url": f"sqlite:///{tmp_path / 'workspaces.db'}"}
+    path = _sqlite_path(spec)
+    with open_store(**spec) as healthy:
+        digest, workspace_id, _ = _fill(healthy)
+    (root,), = Raw(spec).rows("SELECT rootpage FROM sqlite_master WHERE name = 'evalsuite_dataset_blobs'")
+    assert not Path(f"{path}-wal").exists()  # all of it is in the file we damage
+    with open_store(**spec) as store:
+        data = bytearray(path.read_bytes())
+        page_size = int.from_bytes(data[16:18], "big")
+        # 0xff is no b-tree page type, so SQLite cannot mistake the page for a valid one.
+        data[(root - 1) * page_size:root * page_size] = b"\xff" + random.Random(7).randbytes(page_size - 1)
+        path.write_bytes(bytes(data))
+        for operation in (lambda: store.get_dataset(digest), store.verify):
+            err = _error(operation)
+            assert err.code == "corrupt" and str(path) in str(err)
+        assert store.load_workspace(workspace_id).name == "w"  # what lives elsewhere still reads
+
+
+def test_a_database_error_other_than_a_lost_connection_is_a_store_error(store, raw, spec):
+    digest, workspace_id, _ = _fill(store)
+    raw.execute("DROP TABLE evalsuite_dataset_blobs")  # changed outside EvalSuite
+    err = _error(store.get_dataset, digest)
+    assert err.code == "unavailable" and store.location in str(err)
+    assert "evalsuite_dataset_blobs" in str(err)
+    if "@" in spec["url"]:
+        from urllib.parse import urlsplit
+
+        password = urlsplit(spec["url"]).password
+        assert not password or password not in str(err)
+    assert store.load_workspace(workspace_id).name == "w"
+
+
+def test_a_healthy_store_still_works_through_every_operation(store, raw):
+    digest, workspace_id, token = _fill(store)
+    results = {name: operation() for name, operation in _every_operation(store, digest, workspace_id, token).items()}
+    assert hashlib.sha256(results["get_dataset"]).hexdigest() == digest
+    assert results["load_workspace"].workspace_id == workspace_id
+    assert results["list_workspaces"][0].status == "active"
+    assert results["verify"] == []
+    assert store.load_workspace(results["save_workspace"].workspace_id).name == "again"
+    assert store.list_workspaces([workspace_id])[0].status == "deleted"
+    raw.assert_consistent()
+
+
 # ----------------------------------------------------------------------------------------------
 # Several writers, and writers that die.
 
