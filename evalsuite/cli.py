@@ -1,19 +1,24 @@
 """Command line: ``python -m evalsuite QRELS RUN [-m METRIC ...] [-q] [--format table|csv|json]``.
 
 The table format is trec_eval's (``measure<TAB>query|all<TAB>value``, 4 decimals), so its
-output can be diffed against trec_eval's for the same measures.
+output can be diffed against trec_eval's for the same measures. The CSV format is written by
+:func:`evalsuite.views.safe_csv`, as every other CSV export of EvalSuite: a query id starting with
+``= + - @``, a tab or a carriage return gets a leading single quote so that no spreadsheet runs it
+as a formula; scores stay numbers.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import sys
+
+import numpy as np
+import pandas as pd
 
 from .errors import EvalSuiteError
 from .evaluate import evaluate
 from .io import read_qrels, read_run
+from .views import safe_csv
 
 # trec_eval's default cutoffs per measure family (trec_eval -m P prints these).
 _FAMILY_CUTOFFS = {
@@ -60,16 +65,27 @@ def trec_order(names: list[str]) -> list[str]:
     return trec + [n for n in names if rank(n)[0] == 1]
 
 
-def _format_csv(report, per_query: bool) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+def _format_csv(report, per_query: bool) -> bytes:
+    """``query_id`` and one float column per metric: a row per query with ``per_query``, then
+    ``all`` with the means; as :func:`evalsuite.views.safe_csv` writes it (UTF-8, CRLF)."""
     metrics = list(report.scores)
-    writer.writerow(["query_id", *metrics])
-    if per_query:
-        for qid, row in zip(report.per_query.index, report.per_query.itertuples(index=False)):
-            writer.writerow([qid, *(repr(float(v)) for v in row)])
-    writer.writerow(["all", *(repr(float(report.scores[m])) for m in metrics)])
-    return buffer.getvalue()
+    ids = [str(q) for q in report.per_query.index] if per_query else []
+    columns = {"query_id": pd.Series([*ids, "all"], dtype=object)}
+    for m in metrics:
+        values = report.per_query[m].to_numpy(dtype=np.float64) if per_query else np.empty(0)
+        columns[m] = np.append(values, float(report.scores[m]))
+    return safe_csv(pd.DataFrame(columns))
+
+
+def _write_bytes(data: bytes) -> None:
+    """Write ``data`` to stdout as it is (no newline translation, whatever the locale)."""
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # stdout replaced by a text-only stream
+        sys.stdout.write(data.decode("utf-8"))
+    else:
+        buffer.write(data)
+        buffer.flush()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,7 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "Default: map, recip_rank, P_5 ... P_1000")
     parser.add_argument("-q", "--per-query", action="store_true", help="also print a row per query")
     parser.add_argument("--format", choices=("table", "csv", "json"), default="table",
-                        help="table: trec_eval's layout (default); csv: one column per metric; json: the whole report")
+                        help="table: trec_eval's layout (default); csv: one column per metric, safe to open in a "
+                        "spreadsheet (ids starting with = + - @ get a leading '); json: the whole report")
     parser.add_argument("-l", "--rel-level", type=float, default=1, help="minimum grade that counts as relevant (default 1)")
     parser.add_argument("--queries", choices=("qrels", "intersection"), default="qrels",
                         help="average over qrels queries, missing ones scoring 0 (default; trec_eval -c), "
@@ -116,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.format == "table":
         sys.stdout.write(report.to_trec_eval(per_query=args.per_query))
     elif args.format == "csv":
-        sys.stdout.write(_format_csv(report, args.per_query))
+        _write_bytes(_format_csv(report, args.per_query))
     else:
         sys.stdout.write(report.to_json(indent=2) + "\n")
     return 0

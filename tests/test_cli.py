@@ -1,5 +1,7 @@
 """The command line prints what trec_eval prints, so the two can be diffed."""
 
+import csv
+import io
 import json
 import subprocess
 import sys
@@ -38,6 +40,30 @@ def test_csv_and_json_formats():
     assert header == "query_id,ndcg@10" and mean_row.startswith("all,0.3599")
     data = json.loads(_run(CRANFIELD / "qrels.trec", CRANFIELD / "run_bm25.trec", "-m", "map", "--format", "json").stdout)
     assert round(data["means"]["map"], 4) == 0.2877 and len(data["per_query"]) == 225
+
+
+def test_csv_ids_that_a_spreadsheet_would_run_are_quoted_and_scores_stay_numbers(tmp_path):
+    formulas = ["=1+1", "+SUM(1)", "-2+3", "@A1", '=HYPERLINK("https://evil.example/x","y")']
+    ids = [*formulas, "q-plain"]
+    (tmp_path / "qrels.trec").write_text("".join(f"{q} 0 d1 1\n{q} 0 d2 0\n" for q in ids))
+    # d1 first for even-numbered queries, second for the others: per-query values 1.0 and 0.5.
+    (tmp_path / "run.trec").write_text("".join(
+        f"{q} Q0 {first} 1 -1.5 sys\n{q} Q0 {second} 2 -2.5 sys\n"
+        for i, q in enumerate(ids) for first, second in [("d1", "d2") if i % 2 == 0 else ("d2", "d1")]))
+    result = _run(tmp_path / "qrels.trec", tmp_path / "run.trec", "-q", "-m", "recip_rank", "-m", "P_1",
+                  "--format", "csv")
+    assert result.returncode == 0, result.stderr
+    rows = list(csv.reader(io.StringIO(result.stdout)))
+    assert rows[0] == ["query_id", "recip_rank", "P_1"]
+    by_id = {row[0]: row[1:] for row in rows[1:]}
+    # Each formula id is written with a leading single quote, as evalsuite.views.safe_csv does.
+    assert sorted(by_id) == sorted(["'" + q for q in formulas] + ["q-plain", "all"])
+    assert not any(cell.startswith(("=", "+", "-", "@")) for row in rows for cell in row)
+    for i, q in enumerate(ids):
+        cells = by_id["'" + q if q in formulas else q]
+        assert [float(c) for c in cells] == ([1.0, 1.0] if i % 2 == 0 else [0.5, 0.0])
+    assert [float(c) for c in by_id["all"]] == [0.75, 0.5]
+    assert all(c[0].isdigit() for row in rows[1:] for c in row[1:])  # numbers, not quoted text
 
 
 def test_bad_input_is_a_message_and_exit_code_2():
