@@ -10,15 +10,17 @@
   :func:`citation_recall`, :func:`citation_precision`, :func:`latency_summary`,
   :func:`task_success_rate`, :func:`failure_attribution`;
 - per-request records: :func:`read_records`, :func:`evaluate_records`;
-- every error is an :class:`EvalSuiteError` naming file, line, field and value.
+- every error is an :class:`EvalSuiteError` naming file, line, field and value; readers take
+  :class:`ReadLimits` and ``isolate=True`` (a worker process with a time and memory cap).
 
 This package never imports streamlit.
 """
 
 from .data import Qrels, Run
-from .errors import EvalSuiteError
+from .errors import EvalSuiteError, ReaderStopped
 from .evaluate import DEFAULT_METRICS, EvaluationReport, evaluate
 from .io import FORMATS, detect_format, read_qrels, read_run
+from .limits import ReadLimits
 from .metric_names import parse_metric
 from .rag import (
     FAILURE_STAGES,
@@ -50,6 +52,8 @@ __version__ = "0.1.0"
 __all__ = [
     "__version__",
     "EvalSuiteError",
+    "ReaderStopped",
+    "ReadLimits",
     "Score",
     "Run",
     "Qrels",

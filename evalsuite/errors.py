@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
-__all__ = ["EvalSuiteError"]
+__all__ = ["EvalSuiteError", "ReaderStopped", "reading_errors"]
 
 
 def _short(value: Any, limit: int = 80) -> str:
@@ -13,6 +14,8 @@ def _short(value: Any, limit: int = 80) -> str:
         text = repr(value)
     except ValueError:  # an int past Python's 4300-digit printing limit
         text = f"<{type(value).__name__} too large to print>"
+    except RecursionError:  # a list or dict nested past the interpreter's recursion limit
+        text = f"<{type(value).__name__} nested too deeply to print>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -69,3 +72,44 @@ class EvalSuiteError(ValueError):
             parts.append(f"value {_short(value)}")
         prefix = ": ".join([", ".join(parts)]) if parts else ""
         super().__init__(f"{prefix}: {reason}" if prefix else reason)
+
+
+class ReaderStopped(EvalSuiteError):
+    """An isolated reader was stopped: it crashed, ran past its time limit or its memory cap.
+
+    Raised by :func:`evalsuite.isolation.read_isolated` (and ``read_run(..., isolate=True)``);
+    the calling process is unaffected. ``how`` is ``"crashed"``, ``"timeout"`` or ``"memory"``.
+    """
+
+    def __init__(self, reason: str, *, how: str, source: str | None = None) -> None:
+        super().__init__(reason, source=source)
+        self.how = how
+
+
+@contextlib.contextmanager
+def reading_errors(source: str | None):
+    """Turn what escapes a reader's specific checks into an :class:`EvalSuiteError` naming ``source``.
+
+    The readers name file, line, field and value wherever they can; this is the last resort for
+    failures deep inside a library (pyarrow, the json module, zlib) on hostile input, so that a
+    caller only ever sees EvalSuiteError for bad input.
+    """
+    import pyarrow as pa
+
+    try:
+        yield
+    except EvalSuiteError:
+        raise
+    except UnicodeDecodeError as exc:
+        raise EvalSuiteError(f"bytes that are not UTF-8 text ({exc.reason}); save the file as UTF-8", source=source,
+                             field="bytes", value=exc.object[exc.start:exc.end]) from None
+    except UnicodeEncodeError as exc:
+        raise EvalSuiteError("text that is not valid Unicode: a lone surrogate (JSON escapes such as \\ud800 can "
+                             "produce one); fix the id or text", source=source, field="text",
+                             value=exc.object[max(0, exc.start - 20): exc.end + 20]) from None
+    except RecursionError:
+        raise EvalSuiteError("data nested too deeply to read", source=source) from None
+    except MemoryError:
+        raise EvalSuiteError("not enough memory to read this file", source=source) from None
+    except (OverflowError, pa.ArrowException) as exc:
+        raise EvalSuiteError(f"could not be read ({type(exc).__name__}: {str(exc)[:200]})", source=source) from None

@@ -26,7 +26,11 @@ import pyarrow.csv as pacsv
 
 from .data import Qrels, Run, build_qrels, build_run
 from ._lines import csv_lines, nonblank_lines
-from .errors import EvalSuiteError
+from .errors import EvalSuiteError, reading_errors
+from .limits import (
+    ReadLimits, check_columns, check_limits, check_rows, check_text, gunzip, json_depth_error, rows_not_objects,
+    too_large,
+)
 
 __all__ = ["read_run", "read_qrels", "FORMATS", "load_bytes", "detect_format"]
 
@@ -51,7 +55,14 @@ _GRADE_COLUMNS = ("grade", "relevance", "rel", "label", "judgment", "judgement",
 _RUN_TREC_COLUMNS = "query Q0 doc rank score tag"
 _QRELS_TREC_COLUMNS = "query iteration doc grade"
 
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+# Possessive quantifiers (Python 3.11+): no backtracking, so a long non-number is refused in
+# linear time (the plain form took seconds on a 20 KB score).
+_NUMBER = re.compile(r"[+-]?+(?:\d++\.?+\d*+|\.\d++)(?:[eE][+-]?+\d++)?+")
+
+
+def is_number_text(text: str) -> bool:
+    """Whether ``text`` is a decimal number as written in run and qrels files (no nan, inf or ``_``)."""
+    return _NUMBER.fullmatch(text) is not None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -92,29 +103,32 @@ class _Input:
         self.path = None
 
 
-def load_bytes(path_or_buffer: PathOrBuffer, name: str | None = None) -> tuple[bytes, str]:
+def load_bytes(path_or_buffer: PathOrBuffer, name: str | None = None,
+               limits: ReadLimits | None = None) -> tuple[bytes, str]:
     """Read a path, bytes or a binary file object (Streamlit's UploadedFile too), un-gzipping.
 
-    Returns the content and the name to show in messages.
+    Returns the content and the name to show in messages. Raises EvalSuiteError when the
+    content (after decompression) is larger than ``limits.max_bytes``.
     """
-    inp = _load(path_or_buffer, name)
+    inp = _load(path_or_buffer, name, limits)
     return inp.data, inp.name
 
 
-def _finish(raw: bytes, shown: str) -> _Input:
+def _finish(raw: bytes, shown: str, limits: ReadLimits | None = None) -> _Input:
     """Un-gzip (by magic number, whatever the name says) and drop a UTF-8 byte-order mark."""
+    limits = check_limits(limits)
     ext_name = shown[:-3] if shown.lower().endswith(".gz") else shown
     if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise EvalSuiteError(f"not a valid gzip file ({exc})", source=shown) from None
+        raw = gunzip(raw, limits, shown)
+    elif len(raw) > limits.max_bytes:
+        raise too_large(len(raw), limits, shown)
     if raw[:3] == b"\xef\xbb\xbf":
         raw = raw[3:]
     return _Input(shown, ext_name, data=raw)
 
 
-def _load(path_or_buffer: PathOrBuffer, name: str | None = None) -> _Input:
+def _load(path_or_buffer: PathOrBuffer, name: str | None = None, limits: ReadLimits | None = None) -> _Input:
+    limits = check_limits(limits)
     if isinstance(path_or_buffer, (str, os.PathLike)):
         path = os.fspath(path_or_buffer)
         shown = name or os.path.basename(path)
@@ -122,8 +136,13 @@ def _load(path_or_buffer: PathOrBuffer, name: str | None = None) -> _Input:
             with open(path, "rb") as handle:
                 head = handle.read(65536)
                 size = os.fstat(handle.fileno()).st_size
-                if head[:2] == b"\x1f\x8b" or head[:3] == b"\xef\xbb\xbf" or size <= len(head):
-                    return _finish(head + handle.read(), shown)
+                if head[:2] == b"\x1f\x8b":
+                    # Compressed size is no guide to content size: the limit is checked while decompressing.
+                    return _finish(head + handle.read(), shown, limits)
+                if size > limits.max_bytes:
+                    raise too_large(size, limits, shown)
+                if head[:3] == b"\xef\xbb\xbf" or size <= len(head):
+                    return _finish(head + handle.read(), shown, limits)
         except FileNotFoundError:
             raise EvalSuiteError("file not found", source=path) from None
         except IsADirectoryError:
@@ -133,18 +152,22 @@ def _load(path_or_buffer: PathOrBuffer, name: str | None = None) -> _Input:
         ext_name = shown[:-3] if shown.lower().endswith(".gz") else shown
         return _Input(shown, ext_name, path=path, size=size, head=head)
     if isinstance(path_or_buffer, (bytes, bytearray, memoryview)):
-        return _finish(bytes(path_or_buffer), name or "<bytes>")
+        return _finish(bytes(path_or_buffer), name or "<bytes>", limits)
     if hasattr(path_or_buffer, "read"):
         if hasattr(path_or_buffer, "seek"):
             try:
                 path_or_buffer.seek(0)
             except (OSError, ValueError):
                 pass
-        raw = path_or_buffer.read()
+        shown = name or os.path.basename(str(getattr(path_or_buffer, "name", "") or "<upload>"))
+        # One byte more than the limit is enough to know a plain file is too large; a gzip
+        # file may be up to the limit compressed (its content is checked while decompressing).
+        raw = path_or_buffer.read(limits.max_bytes + 1)
         if isinstance(raw, str):
             raw = raw.encode("utf-8")
-        shown = name or os.path.basename(str(getattr(path_or_buffer, "name", "") or "<upload>"))
-        return _finish(bytes(raw), shown)
+        if len(raw) > limits.max_bytes:
+            raise too_large(len(raw), limits, shown, "the file")
+        return _finish(bytes(raw), shown, limits)
     raise EvalSuiteError(
         "expected a file path, bytes or a binary file object", field="path_or_buffer",
         value=type(path_or_buffer).__name__,
@@ -211,7 +234,8 @@ def _looks_like_header(line: str) -> bool:
 
 
 def read_run(path_or_buffer: PathOrBuffer, format: str | None = None, *, name: str | None = None,
-             duplicates: str = "error", source_name: str | None = None) -> Run:
+             duplicates: str = "error", source_name: str | None = None, limits: ReadLimits | None = None,
+             isolate: bool = False) -> Run:
     """Read a run: per query, retrieved doc ids with scores.
 
     Parameters
@@ -233,6 +257,13 @@ def read_run(path_or_buffer: PathOrBuffer, format: str | None = None, *, name: s
         higher score.
     source_name : str, optional
         Name to show in messages instead of the file name.
+    limits : ReadLimits, optional
+        Bytes, lines, line length, columns and JSON nesting the file may have (see
+        :class:`ReadLimits`; the defaults pass a 7-million-line run).
+    isolate : bool
+        Parse in a separate worker process with a time and memory cap (see
+        :func:`evalsuite.isolation.read_isolated`), so no file can crash or exhaust this
+        process; the dashboard always does. Default False: parse here.
 
     Returns
     -------
@@ -244,21 +275,45 @@ def read_run(path_or_buffer: PathOrBuffer, format: str | None = None, *, name: s
     EvalSuiteError
         Any problem, naming the file, line, field and value: malformed lines, wrong column
         counts, non-numeric or non-finite scores, an empty file, a qrels file given as a
-        run, undecodable bytes, duplicate docs.
+        run, undecodable bytes, duplicate docs, a file past ``limits``; with ``isolate``, also
+        a parse that crashed, ran out of time or memory (:class:`evalsuite.ReaderStopped`).
+
+    Examples
+    --------
+    >>> run = read_run(b"q1 Q0 d1 1 2.5 bm25\\nq1 Q0 d2 2 1.5 bm25\\n", source_name="run.trec")
+    >>> run.name, run.query("q1")["doc_id"].tolist()
+    ('bm25', ['d1', 'd2'])
     """
-    inp = _load(path_or_buffer, source_name)
-    fmt = _check_format(format, inp)
-    parsed = _parse(inp, fmt, "run")
-    inp.release()  # the parsed columns are all that is needed now
-    if parsed.n_rows == 0:
-        raise EvalSuiteError("no run lines found (the file is empty or holds only comments)", source=inp.name)
-    run_name = name or parsed.tag or os.path.splitext(os.path.basename(inp.ext_name))[0] or None
-    return build_run(parsed.query_ids, parsed.doc_ids, parsed.values, parsed.ranks, name=run_name, source=inp.name,
-                     line_of=parsed.line_of, duplicates=duplicates, warnings=parsed.warnings, line_label=parsed.line_label)
+    if isolate:
+        from .isolation import read_isolated
+
+        return read_isolated("run", path_or_buffer, source_name, format=format, limits=limits, name=name,
+                             duplicates=duplicates)
+    source = source_name or _shown_name(path_or_buffer)
+    with reading_errors(source):
+        inp = _load(path_or_buffer, source_name, limits)
+        fmt = _check_format(format, inp)
+        parsed = _parse(inp, fmt, "run", check_limits(limits))
+        inp.release()  # the parsed columns are all that is needed now
+        if parsed.n_rows == 0:
+            raise EvalSuiteError("no run lines found (the file is empty or holds only comments)", source=inp.name)
+        run_name = name or parsed.tag or os.path.splitext(os.path.basename(inp.ext_name))[0] or None
+        return build_run(parsed.query_ids, parsed.doc_ids, parsed.values, parsed.ranks, name=run_name,
+                         source=inp.name, line_of=parsed.line_of, duplicates=duplicates, warnings=parsed.warnings,
+                         line_label=parsed.line_label)
+
+
+def _shown_name(path_or_buffer) -> str | None:
+    """The name messages use for an input before it is opened (for errors of the last resort)."""
+    if isinstance(path_or_buffer, (str, os.PathLike)):
+        return os.path.basename(os.fspath(path_or_buffer))
+    if isinstance(path_or_buffer, (bytes, bytearray, memoryview)):
+        return "<bytes>"
+    return os.path.basename(str(getattr(path_or_buffer, "name", "") or "<upload>"))
 
 
 def read_qrels(path_or_buffer: PathOrBuffer, format: str | None = None, *, duplicates: str = "error",
-               source_name: str | None = None) -> Qrels:
+               source_name: str | None = None, limits: ReadLimits | None = None, isolate: bool = False) -> Qrels:
     """Read relevance judgements (qrels).
 
     Parameters
@@ -272,6 +327,8 @@ def read_qrels(path_or_buffer: PathOrBuffer, format: str | None = None, *, dupli
         ``{query_id: {doc_id: grade}}``.
     duplicates : {"error", "max"}
         A doc judged twice for one query is an error unless "max" keeps the higher grade.
+    source_name, limits, isolate :
+        As in :func:`read_run`.
 
     Returns
     -------
@@ -282,22 +339,34 @@ def read_qrels(path_or_buffer: PathOrBuffer, format: str | None = None, *, dupli
     EvalSuiteError
         As :func:`read_run`; also a grade that is not a whole number (trec_eval would
         truncate it silently, pytrec_eval raises).
+
+    Examples
+    --------
+    >>> qrels = read_qrels(b"q1 0 d1 2\\nq1 0 d2 0\\n", source_name="qrels.trec")
+    >>> qrels.query("q1")
+    {'d1': 2.0, 'd2': 0.0}
     """
-    inp = _load(path_or_buffer, source_name)
-    fmt = _check_format(format, inp)
-    parsed = _parse(inp, fmt, "qrels")
-    inp.release()
-    if parsed.n_rows == 0:
-        raise EvalSuiteError("no judgements found (the file is empty or holds only comments)", source=inp.name)
-    grades = parsed.values
-    bad = np.flatnonzero(grades != np.floor(grades))
-    if bad.size:
-        row = int(bad[0])
-        raise EvalSuiteError("a grade must be a whole number (relevance levels are integers)", source=inp.name,
-                             line=parsed.line_of(row), field="grade", value=parsed.raw_value(row),
-                             line_label=parsed.line_label)
-    return build_qrels(parsed.query_ids, parsed.doc_ids, grades, source=inp.name, line_of=parsed.line_of,
-                       duplicates=duplicates, warnings=parsed.warnings, line_label=parsed.line_label)
+    if isolate:
+        from .isolation import read_isolated
+
+        return read_isolated("qrels", path_or_buffer, source_name, format=format, limits=limits,
+                             duplicates=duplicates)
+    with reading_errors(source_name or _shown_name(path_or_buffer)):
+        inp = _load(path_or_buffer, source_name, limits)
+        fmt = _check_format(format, inp)
+        parsed = _parse(inp, fmt, "qrels", check_limits(limits))
+        inp.release()
+        if parsed.n_rows == 0:
+            raise EvalSuiteError("no judgements found (the file is empty or holds only comments)", source=inp.name)
+        grades = parsed.values
+        bad = np.flatnonzero(grades != np.floor(grades))
+        if bad.size:
+            row = int(bad[0])
+            raise EvalSuiteError("a grade must be a whole number (relevance levels are integers)", source=inp.name,
+                                 line=parsed.line_of(row), field="grade", value=parsed.raw_value(row),
+                                 line_label=parsed.line_label)
+        return build_qrels(parsed.query_ids, parsed.doc_ids, grades, source=inp.name, line_of=parsed.line_of,
+                           duplicates=duplicates, warnings=parsed.warnings, line_label=parsed.line_label)
 
 
 def not_unicode_error(exc: UnicodeEncodeError, source: str | None) -> EvalSuiteError:
@@ -307,11 +376,32 @@ def not_unicode_error(exc: UnicodeEncodeError, source: str | None) -> EvalSuiteE
                           value=exc.object[max(0, exc.start - 20): exc.end + 20])
 
 
-def _parse(inp: _Input, fmt: str, kind: str) -> _Parsed:
+def _parse(inp: _Input, fmt: str, kind: str, limits: ReadLimits) -> _Parsed:
+    _check_input(inp, fmt, limits)
     try:
-        return _PARSERS[fmt](inp, kind)
+        parsed = _PARSERS[fmt](inp, kind, limits)
     except UnicodeEncodeError as exc:
         raise not_unicode_error(exc, inp.name) from None
+    check_rows(parsed.n_rows, limits, inp.name)
+    return parsed
+
+
+def _check_input(inp: _Input, fmt: str, limits: ReadLimits) -> None:
+    """Limits a text file is held to before any parser sees it (Parquet: by its footer, later)."""
+    if fmt == "parquet":
+        return
+    if inp.path is not None:  # a plain file given by path: memory-mapped, rows counted after parsing
+        if fmt in ("trec", "csv", "tsv", "jsonl"):
+            import mmap
+
+            with open(inp.path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+                check_text(view, limits, inp.name, count_rows=False)
+            return
+    check_text(inp.data, limits, inp.name, lines=fmt != "json")
+    if fmt in ("json", "jsonl"):
+        error = json_depth_error(inp.data, limits, inp.name, per_line=fmt == "jsonl")
+        if error is not None:
+            raise error
 
 
 def _check_format(format: str | None, inp: _Input) -> str:
@@ -402,7 +492,7 @@ def _wrong_kind_message(kind: str, ncols: int) -> str:
     return f"a TREC qrels line has 4 columns ({_QRELS_TREC_COLUMNS}), this one has {ncols}{hint}"
 
 
-def _parse_trec(inp: _Input, kind: str) -> _Parsed:
+def _parse_trec(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
     """TREC run or qrels: pyarrow on the file as it is, else on normalised whitespace, else Python."""
     if inp.size == 0:
         raise EvalSuiteError("the file is empty", source=inp.name)
@@ -601,7 +691,8 @@ def _numbers(column, field: str, source: str, line_of, line_label="line") -> np.
                 if value is None or not _NUMBER.fullmatch(value.strip()):
                     raise EvalSuiteError("not a number", source=source, line=line_of(row), field=field, value=value,
                                          line_label=line_label)
-            return np.array([float(v) for v in column.to_pylist()], dtype=np.float64)
+            # float() of the stripped text: str.strip removes control characters float() refuses.
+            return np.array([float(v.strip()) for v in column.to_pylist()], dtype=np.float64)
         sample = next((v for v in column.to_pylist() if v is not None), None)
         raise EvalSuiteError(f"must be numbers, this column holds {column.type}", source=source, line=line_of(0),
                              field=field, value=sample, line_label=line_label)
@@ -625,16 +716,29 @@ def _from_table(table: pa.Table, kind: str, source: str, line_of, line_label: st
     return _Parsed(query, doc, values, ranks, line_of=line_of, warnings=warnings, line_label=line_label)
 
 
-def _parse_delimited(inp: _Input, kind: str, delimiter: str) -> _Parsed:
+def repeated_name(names: list[str]) -> str | None:
+    """The first name (in sorted order) that occurs more than once, in linear time; None if none."""
+    seen: set[str] = set()
+    repeated = {n for n in names if n in seen or seen.add(n)}
+    return min(repeated) if repeated else None
+
+
+def _trim_ids(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """Ids without surrounding whitespace, as header cells are (``q1, d1, 2.0`` names doc ``d1``)."""
+    return pc.utf8_trim_whitespace(column)
+
+
+def _parse_delimited(inp: _Input, kind: str, delimiter: str, limits: ReadLimits) -> _Parsed:
     data = inp.data
     if len(data) == 0:
         raise EvalSuiteError("the file is empty", source=inp.name)
     header_end = data.find(b"\n")
     header_line = _decode_or_explain(data[: header_end if header_end != -1 else len(data)], inp.name).rstrip("\r")
     header = [h.strip().strip('"') for h in header_line.split(delimiter)]
-    repeated = sorted({h for h in header if header.count(h) > 1})
-    if repeated:
-        raise EvalSuiteError(f"the header names column {repeated[0]!r} more than once", source=inp.name, line=1,
+    check_columns(len(header), limits, inp.name, line=1)
+    repeated = repeated_name(header)
+    if repeated is not None:
+        raise EvalSuiteError(f"the header names column {repeated!r} more than once", source=inp.name, line=1,
                              field="header", value=header_line)
     roles = _roles(header, kind, inp.name)
     text_cols = {roles.query: pa.string(), roles.doc: pa.string()}
@@ -650,6 +754,8 @@ def _parse_delimited(inp: _Input, kind: str, delimiter: str) -> _Parsed:
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         _explain_delimited(inp, delimiter, header, roles, exc)
         raise  # _explain_delimited always raises
+    table = table.set_column(table.column_names.index(roles.query), roles.query, _trim_ids(table.column(roles.query)))
+    table = table.set_column(table.column_names.index(roles.doc), roles.doc, _trim_ids(table.column(roles.doc)))
     return _from_table(table, kind, inp.name, csv_lines(data, delimiter))
 
 
@@ -674,22 +780,56 @@ def _explain_delimited(inp: _Input, delimiter: str, header: list[str], roles: _R
     raise EvalSuiteError(f"could not be parsed as {'TSV' if delimiter == chr(9) else 'CSV'}: {exc}", source=inp.name) from None
 
 
-def _parse_csv(inp: _Input, kind: str) -> _Parsed:
-    return _parse_delimited(inp, kind, ",")
+def _parse_csv(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
+    return _parse_delimited(inp, kind, ",", limits)
 
 
-def _parse_tsv(inp: _Input, kind: str) -> _Parsed:
-    return _parse_delimited(inp, kind, "\t")
+def _parse_tsv(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
+    return _parse_delimited(inp, kind, "\t", limits)
 
 
-def _parse_parquet(inp: _Input, kind: str) -> _Parsed:
+def open_parquet(data: bytes, limits: ReadLimits, source: str):
+    """A ``pyarrow.parquet.ParquetFile`` whose footer is within ``limits`` (nothing else read yet).
+
+    A Parquet file states its rows, columns and uncompressed size in its footer: a 0.5 MB file
+    can hold 50 million rows of one repeated value, so these are checked before any data is
+    decoded.
+    """
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(pa.BufferReader(pa.py_buffer(inp.data)))
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise EvalSuiteError(f"not a readable Parquet file ({exc})", source=inp.name) from None
-    return _from_table(table, kind, inp.name, lambda row: row + 1, line_label="row")
+        parquet = pq.ParquetFile(pa.BufferReader(pa.py_buffer(data)))
+        meta = parquet.metadata
+        check_columns(meta.num_columns, limits, source, line_label="row")
+        check_rows(meta.num_rows, limits, source, "rows")
+        unpacked = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    except (pa.ArrowException, OSError) as exc:
+        raise EvalSuiteError(f"not a readable Parquet file ({exc})", source=source) from None
+    if unpacked > limits.max_bytes:
+        raise too_large(unpacked, limits, source, "the uncompressed data")
+    return parquet
+
+
+def read_parquet_table(parquet, source: str, columns: list[str] | None = None) -> pa.Table:
+    """Read (some columns of) an opened Parquet file, fully validated (UTF-8 of strings too)."""
+    try:
+        table = parquet.read(columns=columns)
+        table.validate(full=True)
+    except (pa.ArrowException, OSError) as exc:
+        raise EvalSuiteError(f"not a readable Parquet file ({exc})", source=source) from None
+    return table
+
+
+def _parse_parquet(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
+    parquet = open_parquet(inp.data, limits, inp.name)
+    names = parquet.schema_arrow.names
+    roles = _roles(names, kind, inp.name)
+    used = [c for c in dict.fromkeys((roles.query, roles.doc, roles.value, roles.rank)) if c]
+    parsed = _from_table(read_parquet_table(parquet, inp.name, used), kind, inp.name, lambda row: row + 1,
+                         line_label="row")
+    extra = [c for c in names if c not in used]
+    parsed.warnings = [f"columns not used: {', '.join(map(str, extra))}"] if extra else []
+    return parsed
 
 
 def _reject_constant(value: str):
@@ -720,13 +860,28 @@ def _json_load(text: str, name: str, line_offset: int = 0):
                              field="json") from None
 
 
-def _parse_json(inp: _Input, kind: str) -> _Parsed:
+def finite_number(value) -> float | None:
+    """``value`` as a float when it is a finite int or float (not a bool), else None.
+
+    JSON integers have no size limit: one past float range is not finite, not an OverflowError.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _parse_json(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
     text = _decode_or_explain(inp.data, inp.name)
     if not text.strip():
         raise EvalSuiteError("the file is empty", source=inp.name)
     document = _json_load(text, inp.name)
     if isinstance(document, list):
-        return _rows_to_parsed(document, inp.name, kind, lambda row: None, "item")
+        check_rows(len(document), limits, inp.name, "items")
+        return _rows_to_parsed(document, inp.name, kind, lambda row: None, "item", limits)
     if not isinstance(document, dict):
         raise EvalSuiteError("expected ranx's {query_id: {doc_id: value}} or a list of row objects", source=inp.name,
                              field="json", value=type(document).__name__)
@@ -737,23 +892,26 @@ def _parse_json(inp: _Input, kind: str) -> _Parsed:
             raise EvalSuiteError(f"each query must map doc ids to a {value_name}", source=inp.name, field=qid,
                                  value=inner)
         for doc, value in inner.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            number = finite_number(value)
+            if number is None:
                 raise EvalSuiteError(f"the {value_name} must be a finite number", source=inp.name,
                                      field=f"{qid} -> {doc}", value=value)
             queries.append(qid)
             docs.append(doc)
-            values.append(float(value))
+            values.append(number)
     return _Parsed(pa.array(queries, pa.string()), pa.array(docs, pa.string()), np.array(values, dtype=np.float64),
                    line_of=lambda row: None, raw=lambda row: values[row])
 
 
-def _rows_to_parsed(rows: list, name: str, kind: str, line_of, label: str = "line") -> _Parsed:
+def _rows_to_parsed(rows: list, name: str, kind: str, line_of, label: str, limits: ReadLimits) -> _Parsed:
     columns: dict[str, list] = {}
     for i, row in enumerate(rows):
         if not isinstance(row, dict):
             raise EvalSuiteError("each row must be a JSON object", source=name, line=line_of(i), field=label, value=row)
         for key in row:
             columns.setdefault(key, [])
+        if len(columns) > limits.max_columns:
+            check_columns(len(columns), limits, name, line=line_of(i))
     names = list(columns)
     roles = _roles(names, kind, name)
     out: dict[str, list] = {c: [] for c in (roles.query, roles.doc, roles.value, roles.rank) if c}
@@ -766,8 +924,10 @@ def _rows_to_parsed(rows: list, name: str, kind: str, line_of, label: str = "lin
                                          field=col, value=value)
                 value = str(value)
             else:
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                    raise EvalSuiteError("must be a finite number", source=name, line=line_of(i), field=col, value=value)
+                value = finite_number(value)
+                if value is None:
+                    raise EvalSuiteError("must be a finite number", source=name, line=line_of(i), field=col,
+                                         value=row.get(col))
             out[col].append(value)
     table = pa.table({c: pa.array(v, pa.string() if c in (roles.query, roles.doc) else pa.float64()) for c, v in out.items()})
     parsed = _from_table(table, kind, name, line_of)
@@ -776,19 +936,25 @@ def _rows_to_parsed(rows: list, name: str, kind: str, line_of, label: str = "lin
     return parsed
 
 
-def _parse_jsonl(inp: _Input, kind: str) -> _Parsed:
+def _parse_jsonl(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
     import pyarrow.json as pajson
 
     data = inp.data
     if len(data) == 0 or not bytes(data[:65536]).strip():
         raise EvalSuiteError("the file is empty", source=inp.name)
-    try:
-        table = pajson.read_json(pa.BufferReader(pa.py_buffer(data)))
-        table.validate(full=True)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        table = None
+    table = None
+    # pyarrow's JSON reader crashes the process on some lines that are not objects (a first
+    # line `null`): such files, and any it refuses, go to the line-by-line reader.
+    if not rows_not_objects(data):
+        try:
+            table = pajson.read_json(pa.BufferReader(pa.py_buffer(data)))
+            table.validate(full=True)
+            names = table.column_names
+        except (pa.ArrowException, UnicodeDecodeError):
+            table = None
     if table is not None:
-        roles = _roles(table.column_names, kind, inp.name)
+        check_columns(len(names), limits, inp.name)
+        roles = _roles(names, kind, inp.name)
         # Ids read as floats (integers past 2**63, say) lost digits: the exact path reads them.
         if not any(pa.types.is_floating(table.schema.field(c).type) for c in (roles.query, roles.doc)):
             return _from_table(table, kind, inp.name, nonblank_lines(data))
@@ -800,7 +966,8 @@ def _parse_jsonl(inp: _Input, kind: str) -> _Parsed:
             continue
         rows.append(_json_load(line, inp.name, line_offset=number - 1))
         lines.append(number)
-    return _rows_to_parsed(rows, inp.name, kind, lambda row: lines[row] if row is not None and row < len(lines) else None)
+    return _rows_to_parsed(rows, inp.name, kind, lambda row: lines[row] if row is not None and row < len(lines) else None,
+                           "line", limits)
 
 
 _PARSERS: dict[str, Callable[[_Input, str], _Parsed]] = {

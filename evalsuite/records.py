@@ -24,9 +24,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .errors import EvalSuiteError
+from .errors import EvalSuiteError, reading_errors
 from ._lines import nonblank_lines
-from .io import PathOrBuffer, _json_load as json_load, _load, not_unicode_error, unique_keys
+from .io import (
+    PathOrBuffer, _json_load as json_load, _load, _shown_name, not_unicode_error, open_parquet, read_parquet_table,
+    repeated_name, unique_keys,
+)
+from .limits import ReadLimits, check_columns, check_limits, check_rows, check_text, json_depth_error, rows_not_objects
 from .rag import (
     FAILURE_STAGES,
     LATENCY_STATISTICS,
@@ -155,6 +159,13 @@ def _as_label(value, row: int, name: str, graded: bool):
 
 def _convert_value(value, kind: str, row: int, name: str):
     """One field value, validated and in canonical form (None stays None)."""
+    try:
+        return _convert_value_unchecked(value, kind, row, name)
+    except OverflowError:  # a JSON integer past float range where a number is expected
+        raise _RowError(row, name, value, "a number too large to hold as a float (64-bit)") from None
+
+
+def _convert_value_unchecked(value, kind: str, row: int, name: str):
     if value is None:
         return None
     if kind == "id":
@@ -511,7 +522,7 @@ def _records_from_rows(rows: list, source: str, line_of, label: str, system: str
     for col in extra:
         try:
             arrays[col] = pa.array([row.get(col) for row in rows])
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
+        except (pa.ArrowException, OverflowError):  # mixed types, or integers wider than 64 bits
             arrays[col] = pa.array([None if row.get(col) is None else json.dumps(row.get(col)) for row in rows], pa.string())
     return _finish_records(arrays, len(rows), source, line_of, warnings, mapping, extra, system, failure_stages,
                            "line" if label == "line" else "row")
@@ -678,9 +689,11 @@ def _csv_value(text, kind: str, row: int, name: str):
         return _parse_json_cell(text, row, name)
     if kind in ("unit", "latency", "score"):
         try:
-            return float(text)
+            return float(text.strip())
         except ValueError:
             raise _RowError(row, name, text, "must be a number") from None
+    if kind == "id":
+        return text.strip()  # as the header cells are trimmed: " q1" names query q1
     if kind == "flag":
         lowered = text.strip().lower()
         if lowered in ("true", "1", "yes"):
@@ -691,16 +704,17 @@ def _csv_value(text, kind: str, row: int, name: str):
     return text
 
 
-def _read_delimited(inp, delimiter: str, system, failure_stages) -> Records:
+def _read_delimited(inp, delimiter: str, system, failure_stages, limits: ReadLimits) -> Records:
     text = inp.data.decode("utf-8") if isinstance(inp.data, bytes) else inp.data
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     header = next(reader, None)
     if not header:
         raise EvalSuiteError("the file is empty", source=inp.name)
     header = [h.strip() for h in header]
-    repeated = sorted({h for h in header if header.count(h) > 1})
-    if repeated:
-        raise EvalSuiteError(f"the header names column {repeated[0]!r} more than once", source=inp.name, line=1,
+    check_columns(len(header), limits, inp.name, line=1)
+    repeated = repeated_name(header)
+    if repeated is not None:
+        raise EvalSuiteError(f"the header names column {repeated!r} more than once", source=inp.name, line=1,
                              field="header", value=delimiter.join(header))
     mapping, _, _ = _map_columns(header)
     _require_record_fields(mapping, header, inp.name)
@@ -725,15 +739,20 @@ def _read_delimited(inp, delimiter: str, system, failure_stages) -> Records:
     return _records_from_rows(rows, inp.name, lambda r: lines[r] if r < len(lines) else None, "line", system, failure_stages)
 
 
-def _read_jsonl(inp, system, failure_stages) -> Records:
+def _read_jsonl(inp, system, failure_stages, limits: ReadLimits) -> Records:
     import pyarrow.json as pajson
 
     data = inp.data
     lines_of_rows = nonblank_lines(data)
-    try:
-        table = _valid_table(pajson.read_json(pa.BufferReader(pa.py_buffer(data))), data, lines_of_rows)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        table = None
+    table = None
+    # pyarrow's JSON reader crashes the process on some lines that are not objects (a first
+    # line `null`): such files, and any it refuses, go to the line-by-line reader.
+    if not rows_not_objects(data):
+        try:
+            table = _valid_table(pajson.read_json(pa.BufferReader(pa.py_buffer(data))), data, lines_of_rows)
+            check_columns(len(table.column_names), limits, inp.name)
+        except (pa.ArrowException, UnicodeDecodeError):
+            table = None
     # Ids that came out as floats (integers past 2**63) lost digits: the exact path reads them.
     if table is not None and not any(pa.types.is_floating(table.schema.field(c).type)
                                      for c in table.column_names if _kind(ALIASES.get(c, c)) == "id"):
@@ -742,10 +761,16 @@ def _read_jsonl(inp, system, failure_stages) -> Records:
             return records
     text = data.decode("utf-8")
     rows, lines = [], []
+    keys: set = set()
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        rows.append(json_load(line, inp.name, line_offset=number - 1))
+        row = json_load(line, inp.name, line_offset=number - 1)
+        if isinstance(row, dict):
+            keys.update(row)
+            if len(keys) > limits.max_columns:
+                check_columns(len(keys), limits, inp.name, line=number)
+        rows.append(row)
         lines.append(number)
     return _records_from_rows(rows, inp.name, lambda r: lines[r] if r < len(lines) else None, "line", system, failure_stages)
 
@@ -785,7 +810,7 @@ def _valid_table(table: pa.Table, data: bytes, lines_of_rows=None) -> pa.Table:
     return repaired
 
 
-def _read_json(inp, system, failure_stages) -> Records:
+def _read_json(inp, system, failure_stages, limits: ReadLimits) -> Records:
     document = json_load(inp.data.decode("utf-8"), inp.name)
     if isinstance(document, dict) and isinstance(document.get("results"), list):
         document = document["results"]  # RAGChecker's input/output files
@@ -794,16 +819,17 @@ def _read_json(inp, system, failure_stages) -> Records:
     if not isinstance(document, list):
         raise EvalSuiteError("expected a JSON list of records (or RAGChecker's {\"results\": [...]})", source=inp.name,
                              field="json", value=type(document).__name__)
+    check_rows(len(document), limits, inp.name, "records")
+    keys: set = set()
+    for row in document:
+        if isinstance(row, dict):
+            keys.update(row)
+    check_columns(len(keys), limits, inp.name)
     return _records_from_rows(document, inp.name, lambda r: None if r is None else r + 1, "item", system, failure_stages)
 
 
-def _read_parquet(inp, system, failure_stages) -> Records:
-    import pyarrow.parquet as pq
-
-    try:
-        table = pq.read_table(pa.BufferReader(pa.py_buffer(inp.data)))
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise EvalSuiteError(f"not a readable Parquet file ({exc})", source=inp.name) from None
+def _read_parquet(inp, system, failure_stages, limits: ReadLimits) -> Records:
+    table = read_parquet_table(open_parquet(inp.data, limits, inp.name), inp.name)
     records = _records_from_table(table, inp.name, lambda r: r + 1, "row", system, failure_stages)
     if records is None:
         records = _records_from_rows(table.to_pylist(), inp.name, lambda r: r + 1, "row", system, failure_stages)
@@ -848,7 +874,8 @@ def detect_records_format(data: bytes, name: str = "") -> str:
 
 
 def read_records(path_or_buffer: PathOrBuffer, format: str | None = None, *, source_name: str | None = None,
-                 system: str | None = None, failure_stages: Sequence[str] = FAILURE_STAGES) -> Records:
+                 system: str | None = None, failure_stages: Sequence[str] = FAILURE_STAGES,
+                 limits: ReadLimits | None = None, isolate: bool = False) -> Records:
     """Read per-request records (rag-records.md) from JSONL, JSON, CSV/TSV or Parquet.
 
     Parameters
@@ -863,6 +890,11 @@ def read_records(path_or_buffer: PathOrBuffer, format: str | None = None, *, sou
         System name for records without a ``system`` field (default: the file name's stem).
     failure_stages : sequence of str
         Allowed ``failure_stage`` labels (matched case-insensitively).
+    limits : ReadLimits, optional
+        Bytes, lines, line length, columns and JSON nesting the file may have.
+    isolate : bool
+        Parse in a worker process with a time and memory cap (as the dashboard does); see
+        :func:`evalsuite.isolation.read_isolated`.
 
     Returns
     -------
@@ -874,22 +906,46 @@ def read_records(path_or_buffer: PathOrBuffer, format: str | None = None, *, sou
         Naming the file, line (row for Parquet), field and value: a judgement list whose
         length differs from ``contexts``, a grade outside 0..1, an unknown failure stage, a
         latency that is not a finite number >= 0, malformed JSON, a list field in CSV that is
-        not a JSON list, a repeated (system, query_id), an empty file.
+        not a JSON list, a repeated (system, query_id), an empty file, a file past ``limits``;
+        with ``isolate``, a parse that crashed or ran out of time or memory
+        (:class:`evalsuite.ReaderStopped`).
+
+    Examples
+    --------
+    >>> records = read_records(b'{"query_id": "q1", "system": "rag", "latency_ms": 120}\\n', format="jsonl")
+    >>> records.systems, len(records)
+    (['rag'], 1)
     """
-    inp = _load(path_or_buffer, source_name)
+    if isolate:
+        from .isolation import read_isolated
+
+        return read_isolated("records", path_or_buffer, source_name, format=format, limits=limits, system=system,
+                             failure_stages=tuple(failure_stages))
+    with reading_errors(source_name or _shown_name(path_or_buffer)):
+        return _read_records(path_or_buffer, format, source_name, system, failure_stages, check_limits(limits))
+
+
+def _read_records(path_or_buffer, format, source_name, system, failure_stages, limits: ReadLimits) -> Records:
+    inp = _load(path_or_buffer, source_name, limits)
     if inp.size == 0:
         raise EvalSuiteError("the file is empty", source=inp.name)
     fmt = format.lower() if isinstance(format, str) else detect_records_format(inp.head, inp.ext_name)
     if fmt not in _RECORD_FORMATS:
         raise EvalSuiteError(f"unknown records format; use one of {', '.join(_RECORD_FORMATS)}", field="format", value=format)
     try:
+        if fmt != "parquet":
+            check_text(inp.data, limits, inp.name, lines=fmt != "json")
+        if fmt in ("json", "jsonl"):
+            error = json_depth_error(inp.data, limits, inp.name, per_line=fmt == "jsonl")
+            if error is not None:
+                raise error
         if fmt == "jsonl":
-            return _read_jsonl(inp, system, failure_stages)
+            return _read_jsonl(inp, system, failure_stages, limits)
         if fmt == "json":
-            return _read_json(inp, system, failure_stages)
+            return _read_json(inp, system, failure_stages, limits)
         if fmt == "parquet":
-            return _read_parquet(inp, system, failure_stages)
-        return _read_delimited(inp, "," if fmt == "csv" else "\t", system, failure_stages)
+            return _read_parquet(inp, system, failure_stages, limits)
+        return _read_delimited(inp, "," if fmt == "csv" else "\t", system, failure_stages, limits)
     except UnicodeEncodeError as exc:
         raise not_unicode_error(exc, inp.name) from None
     except UnicodeDecodeError as exc:

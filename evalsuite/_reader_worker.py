@@ -1,0 +1,86 @@
+"""The worker process of :mod:`evalsuite.isolation`: read files sent on stdin, reply on stdout.
+
+Run as ``python -m evalsuite._reader_worker MEMORY_BYTES``. It caps its own address space,
+says it is ready, then answers requests one at a time until stdin closes. Each request is a
+JSON frame (kind, name, the path of the file, limits, reader options, and where to write the
+result); each reply is a JSON frame, with the result written as Arrow IPC files beside it. Only the caller ever writes to this process, but nothing it receives
+is unpickled or evaluated: the header is JSON and the file is parsed by the readers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+
+
+def _cap_memory(memory_bytes: int) -> None:
+    """Limit this process's address space, so an allocation past it fails here (MemoryError)."""
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = memory_bytes if hard == resource.RLIM_INFINITY else min(memory_bytes, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    except (ValueError, OSError):  # not allowed here: the caller still watches resident memory
+        pass
+
+
+def _answer(request: dict):
+    from .io import read_qrels, read_run
+    from .limits import ReadLimits
+    from .records import read_records
+
+    limits = ReadLimits(**request["limits"])
+    source = request["path"]
+    options = dict(request.get("options") or {})
+    kind = request["kind"]
+    if kind == "run":
+        return read_run(source, source_name=request["name"], limits=limits, **options)
+    if kind == "qrels":
+        return read_qrels(source, source_name=request["name"], limits=limits, **options)
+    return read_records(source, source_name=request["name"], limits=limits, **options)
+
+
+def main() -> None:
+    _cap_memory(int(sys.argv[1]))
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing but frames on the real stdout
+    from .errors import EvalSuiteError
+    from .isolation import error_fields, read_frame, serialise, write_frame
+    import evalsuite  # noqa: F401  (the imports are paid once, before the first file)
+
+    def reply(header: dict) -> None:
+        write_frame(stdout, json.dumps(header).encode("utf-8"))
+        stdout.flush()
+
+    reply({"ready": True})
+    while True:
+        frame = read_frame(stdin)
+        if frame is None:
+            return
+        request = json.loads(frame)
+        try:
+            result = _answer(request)
+            header, parts = serialise(result, request["output"])
+            result = None
+            reply({"ok": True, "result": header, "parts": parts})
+        except MemoryError:
+            # Past the cap: this process may be in a poor state, so it is replaced.
+            reply({"ok": False, "memory": True, "recycle": True})
+            return
+        except EvalSuiteError as exc:
+            message = str(exc)
+            memory = "not enough memory" in message
+            reply({"ok": False, "error": error_fields(exc), "memory": memory, "recycle": memory})
+            if memory:
+                return
+        except Exception as exc:  # a reader bug: say so, name the file, and start afresh
+            reply({"ok": False, "recycle": True,
+                   "error": {"message": f"{request.get('name')}: the reader failed on this file "
+                                        f"({type(exc).__name__}: {str(exc)[:200]})",
+                             "reason": "the reader failed", "source": request.get("name")}})
+            return
+
+
+if __name__ == "__main__":
+    main()

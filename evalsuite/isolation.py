@@ -1,0 +1,545 @@
+"""Parse untrusted files in worker processes, so that no file can crash, freeze or exhaust the caller.
+
+A reader runs native code (pyarrow's CSV, JSON and Parquet readers, zlib) on bytes someone else
+wrote. A bug there, or a file built to find one, can crash the process (a segmentation fault),
+run for minutes or take all memory; in a server that is every user's session. Here the readers
+run in a small pool of worker processes (``python -m evalsuite._reader_worker``):
+
+- each worker caps its own address space (``RLIMIT_AS``) and the caller also watches its resident
+  memory, so an allocation past ``memory_bytes`` ends in an error, not a dead machine;
+- the caller waits at most ``timeout_s`` for a reply, then kills the worker;
+- a worker that crashed, was killed or ran out of memory is replaced; the caller gets a
+  :class:`~evalsuite.errors.ReaderStopped` (an :class:`EvalSuiteError`) naming the file and
+  what happened;
+- requests and replies are length-prefixed JSON frames on the worker's stdin/stdout; the file's
+  bytes and the parsed result travel as files in a private folder (tmpfs where there is one):
+  the worker memory-maps the input, and the result comes back as Arrow IPC streams that the
+  caller memory-maps, never as pickled objects.
+
+The library's readers parse in-process by default (``isolate=False``); the dashboard always
+reads through here.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import secrets
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from .errors import EvalSuiteError, ReaderStopped
+from .limits import MIB, ReadLimits, check_limits
+
+__all__ = ["read_isolated", "ReaderPool", "default_pool", "DEFAULT_TIMEOUT_S", "DEFAULT_MEMORY_BYTES"]
+
+DEFAULT_TIMEOUT_S = 60.0
+# Reading a 7-million-line run (238 MiB) peaks near 1.6 GiB in a worker; 6 GiB leaves room for
+# the largest file the default limits admit while keeping two workers far below 24 GiB.
+DEFAULT_MEMORY_BYTES = 6 * 1024 * MIB
+DEFAULT_WORKERS = 2
+
+_FRAME = struct.Struct("<Q")
+_KINDS = ("run", "qrels", "records")
+
+
+# ----------------------------------------------------------------------------------------------
+# Framing: an 8-byte little-endian length, then that many bytes.
+
+
+def write_frame(stream, payload: bytes | memoryview) -> None:
+    stream.write(_FRAME.pack(len(payload)))
+    stream.write(payload)
+
+
+def read_frame(stream) -> bytes | None:
+    """One frame from a blocking binary stream; None at a clean end of stream."""
+    head = stream.read(_FRAME.size)
+    if not head:
+        return None
+    if len(head) != _FRAME.size:
+        raise EOFError("stream ended inside a frame header")
+    (size,) = _FRAME.unpack(head)
+    body = stream.read(size)
+    if len(body) != size:
+        raise EOFError("stream ended inside a frame")
+    return body
+
+
+# ----------------------------------------------------------------------------------------------
+# Results as Arrow IPC streams (both directions of the conversion live here).
+
+
+def _write_ipc(table: pa.Table, path: str) -> None:
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+
+
+def _read_ipc(path: str) -> pa.Table:
+    """A table whose buffers are a memory map of ``path`` (no copy; the file may be unlinked after)."""
+    return pa.ipc.open_stream(pa.memory_map(path)).read_all()
+
+
+def serialise(result, prefix: str) -> tuple[dict, int]:
+    """Write a parsed Run, Qrels or Records as Arrow IPC files ``prefix.0``, ``prefix.1`` ...
+
+    Returns a JSON-safe header describing it and the number of files written.
+    """
+    from .data import Qrels, Run
+    from .records import Records
+
+    if isinstance(result, (Run, Qrels)):
+        values = result.scores if isinstance(result, Run) else result.grades
+        tables = [
+            pa.table({"doc_id": result.doc_ids, "doc_key": pa.array(result.doc_keys, pa.uint64()),
+                      "value": pa.array(values, pa.float64())}),
+            pa.table({"query_id": pa.array(result.query_ids.tolist(), pa.string())}),
+            pa.table({"offset": pa.array(result.offsets, pa.int64())}),
+        ]
+        header = {"type": "run" if isinstance(result, Run) else "qrels", "name": result.name,
+                  "source": result.source, "warnings": list(result.warnings)}
+    elif isinstance(result, Records):
+        tables = [result.table]
+        header = {"type": "records", "source": result.source, "warnings": list(result.warnings),
+                  "aliases": dict(result.aliases), "extra_columns": list(result.extra_columns)}
+    else:
+        raise TypeError(f"cannot send a {type(result).__name__}")
+    for i, table in enumerate(tables):
+        _write_ipc(table, f"{prefix}.{i}")
+    return header, len(tables)
+
+
+def deserialise(header: dict, prefix: str, parts: int):
+    """The Run, Qrels or Records that :func:`serialise` wrote (memory-mapped, not copied)."""
+    from .data import Qrels, Run
+    from .records import Records
+
+    tables = [_read_ipc(f"{prefix}.{i}") for i in range(parts)]
+    kind = header["type"]
+    if kind in ("run", "qrels") and parts == 3:
+        rows, queries, offsets = tables
+        query_ids = np.array(queries.column("query_id").to_pylist(), dtype=object)
+        # numpy views of Arrow buffers are read-only: copy the numeric columns (cheap) so a Run
+        # read here behaves exactly as one read in-process.
+        offsets_array = offsets.column("offset").to_numpy().copy()
+        doc_keys = rows.column("doc_key").to_numpy().copy()
+        values = rows.column("value").to_numpy().copy()
+        cls = Run if kind == "run" else Qrels
+        return cls(query_ids, offsets_array, rows.column("doc_id"), doc_keys, values, name=header["name"],
+                   source=header["source"], warnings=header["warnings"])
+    if kind == "records" and parts == 1:
+        return Records(tables[0], source=header["source"], warnings=header["warnings"], aliases=header["aliases"],
+                       extra_columns=header["extra_columns"])
+    raise EvalSuiteError("the reader sent an unknown result", field="type", value=kind)
+
+
+def error_fields(exc: EvalSuiteError) -> dict:
+    """An EvalSuiteError as JSON-safe fields (the value as written when it is not JSON-safe)."""
+    value = exc.value
+    if not (value is None or isinstance(value, (str, bool, float)) or (isinstance(value, int) and abs(value) < 2**63)):
+        from .errors import _short
+
+        value = _short(value, 200)
+    elif isinstance(value, str) and len(value) > 200:
+        value = value[:200]
+    return {"message": str(exc), "reason": exc.reason, "source": exc.source, "line": exc.line, "field": exc.field,
+            "value": value}
+
+
+def rebuild_error(fields: dict) -> EvalSuiteError:
+    """The EvalSuiteError :func:`error_fields` described, with the worker's message unchanged."""
+    error = EvalSuiteError.__new__(EvalSuiteError)
+    ValueError.__init__(error, str(fields.get("message", "")))
+    error.reason = fields.get("reason") or ""
+    error.source, error.line = fields.get("source"), fields.get("line")
+    error.field, error.value = fields.get("field"), fields.get("value")
+    return error
+
+
+# ----------------------------------------------------------------------------------------------
+# The caller's side: a pool of workers.
+
+
+def _package_root() -> str:
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _resident_bytes(pid: int) -> int:
+    """Resident memory of a process (Linux /proc; 0 where it cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+class _Worker:
+    """One worker process and its pipes."""
+
+    def __init__(self, memory_bytes: int) -> None:
+        env = dict(os.environ)
+        root = _package_root()
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "evalsuite._reader_worker", str(int(memory_bytes))],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=root, close_fds=True,
+            start_new_session=True,  # a Ctrl-C of the server's terminal is not the worker's business
+        )
+        self.ready = False
+        self.buffer = bytearray()  # bytes read from the worker beyond the last whole frame
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def kill(self) -> None:
+        try:
+            self.process.kill()
+        except OSError:
+            pass
+        for stream in (self.process.stdin, self.process.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+class _Stopped(Exception):
+    def __init__(self, how: str, detail: str = "") -> None:
+        super().__init__(how)
+        self.how, self.detail = how, detail
+
+
+class ReaderPool:
+    """A few worker processes that parse files with a time limit and a memory cap.
+
+    Parameters
+    ----------
+    workers : int
+        Processes at most (default 2); a request waits for a free one up to its timeout.
+    timeout_s : float
+        Seconds one file may take, from the request to the parsed result (default 60).
+    memory_bytes : int
+        Address space a worker may use, in bytes (default 6 GiB); the caller also stops a worker
+        whose resident memory passes it.
+
+    Examples
+    --------
+    >>> pool = ReaderPool(workers=1)
+    >>> pool.read("qrels", b"q1 0 d1 1\\n", "qrels.trec").query("q1")
+    {'d1': 1.0}
+    >>> pool.close()
+    """
+
+    def __init__(self, workers: int = DEFAULT_WORKERS, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 memory_bytes: int = DEFAULT_MEMORY_BYTES) -> None:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise EvalSuiteError("the number of reader workers must be a whole number >= 1", field="workers",
+                                 value=workers)
+        if not (isinstance(timeout_s, (int, float)) and timeout_s > 0):
+            raise EvalSuiteError("the reader timeout must be a number of seconds > 0", field="timeout_s", value=timeout_s)
+        if isinstance(memory_bytes, bool) or not isinstance(memory_bytes, int) or memory_bytes < 256 * MIB:
+            raise EvalSuiteError("the reader memory cap must be at least 256 MiB (in bytes)", field="memory_bytes",
+                                 value=memory_bytes)
+        self.size, self.timeout_s, self.memory_bytes = workers, float(timeout_s), memory_bytes
+        self._idle: list[_Worker] = []
+        self._count = 0
+        self._lock = threading.Condition()
+        self._closed = False
+        self._dir: str | None = None
+
+    # Workers are taken from the idle list, used by one thread, and given back (or replaced).
+    def _take(self, deadline: float) -> _Worker:
+        with self._lock:
+            while True:
+                if self._closed:
+                    raise EvalSuiteError("the reader pool is closed")
+                while self._idle:
+                    worker = self._idle.pop()
+                    if worker.alive():
+                        return worker
+                    self._count -= 1
+                    worker.kill()
+                if self._count < self.size:
+                    self._count += 1
+                    break
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise _Stopped("busy")
+                self._lock.wait(min(left, 1.0))
+        try:
+            return _Worker(self.memory_bytes)
+        except OSError as exc:
+            with self._lock:
+                self._count -= 1
+                self._lock.notify()
+            raise EvalSuiteError(f"could not start a reader process ({exc})") from None
+
+    def _give_back(self, worker: _Worker, healthy: bool) -> None:
+        with self._lock:
+            if healthy and worker.alive() and not self._closed:
+                self._idle.append(worker)
+            else:
+                self._count -= 1
+                worker.kill()
+            self._lock.notify()
+
+    def warm_up(self) -> None:
+        """Start the workers now (in the background), so the first upload does not wait for them."""
+        def start() -> None:
+            try:
+                workers = []
+                deadline = time.monotonic() + self.timeout_s
+                with self._lock:
+                    missing = self.size - self._count
+                for _ in range(max(0, missing)):
+                    worker = self._take(deadline)
+                    self._await_ready(worker, deadline)
+                    workers.append(worker)
+                for worker in workers:
+                    self._give_back(worker, True)
+            except (EvalSuiteError, _Stopped):
+                pass
+
+        threading.Thread(target=start, name="evalsuite-reader-warm-up", daemon=True).start()
+
+    def _await_ready(self, worker: _Worker, deadline: float) -> None:
+        if worker.ready:
+            return
+        header = self._receive(worker, deadline)
+        if json.loads(header).get("ready") is not True:
+            raise _Stopped("crashed", "the reader process did not start")
+        worker.ready = True
+
+    def _receive(self, worker: _Worker, deadline: float) -> bytes:
+        """One frame from the worker, watching the clock and the worker's memory while waiting."""
+        fd = worker.process.stdout.fileno()
+        buffer = worker.buffer
+        size = None
+        while True:
+            if size is None and len(buffer) >= _FRAME.size:
+                (size,) = _FRAME.unpack_from(buffer)
+            if size is not None and len(buffer) >= _FRAME.size + size:
+                frame = bytes(buffer[_FRAME.size:_FRAME.size + size])
+                del buffer[:_FRAME.size + size]
+                return frame
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _Stopped("timeout")
+            ready, _, _ = select.select([fd], [], [], min(left, 0.05))
+            if not ready:
+                if _resident_bytes(worker.process.pid) > self.memory_bytes:
+                    raise _Stopped("memory")
+                continue
+            want = (_FRAME.size + size - len(buffer)) if size is not None else _FRAME.size
+            piece = os.read(fd, max(1 << 16, min(want, 1 << 24)))
+            if not piece:
+                raise _Stopped("crashed")
+            buffer += piece
+
+    def read(self, kind: str, data: bytes | None, source_name: str, *, path: str | None = None, **options) -> Any:
+        """Parse ``data`` (or the file at ``path``) as ``kind`` ("run", "qrels", "records") in a worker.
+
+        ``options`` are the reader's keyword arguments (format, limits, name, duplicates,
+        system, failure_stages). Returns what the in-process reader returns; raises what it
+        raises, or :class:`ReaderStopped` when the worker crashed, timed out or passed its cap.
+        """
+        if kind not in _KINDS:
+            raise EvalSuiteError(f"unknown kind of file; use one of {', '.join(_KINDS)}", field="kind", value=kind)
+        limits = options.pop("limits", None)
+        deadline = time.monotonic() + self.timeout_s
+        # Bytes go to the worker as a file in a private folder (on tmpfs where there is one), which
+        # it memory-maps as it does any file given by path; results come back the same way.
+        prefix = os.path.join(self._folder(), secrets.token_hex(12))
+        if path is None:
+            path = prefix + ".in"
+            with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as handle:
+                handle.write(data)
+        request = {"kind": kind, "name": source_name, "path": path, "output": prefix,
+                   "limits": asdict(check_limits(limits)), "options": options}
+        worker = None
+        healthy = False
+        try:
+            worker = self._take(deadline)
+            self._await_ready(worker, deadline)
+            try:
+                write_frame(worker.process.stdin, json.dumps(request).encode("utf-8"))
+                worker.process.stdin.flush()
+            except (BrokenPipeError, OSError):
+                raise _Stopped("crashed") from None
+            reply = json.loads(self._receive(worker, deadline))
+            if reply.get("ok"):
+                healthy = True
+                return deserialise(reply["result"], prefix, int(reply["parts"]))
+            healthy = not reply.get("recycle")
+            if reply.get("memory"):
+                raise _Stopped("memory")
+            raise rebuild_error(reply["error"])
+        except _Stopped as stop:
+            raise self._stopped(stop, worker, source_name) from None
+        finally:
+            if worker is not None:
+                self._give_back(worker, healthy)
+            for leftover in glob.glob(glob.escape(prefix) + ".*"):
+                try:
+                    os.unlink(leftover)  # a mapped file stays readable until its arrays are freed
+                except OSError:
+                    pass
+
+    def _folder(self) -> str:
+        """This pool's private folder for files in transit (made on first use, mode 0700)."""
+        with self._lock:
+            if self._dir is None or not os.path.isdir(self._dir):
+                base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+                self._dir = tempfile.mkdtemp(prefix=f"evalsuite-readers-{os.getpid()}-", dir=base)
+            return self._dir
+
+    def _stopped(self, stop: _Stopped, worker: _Worker | None, name: str) -> EvalSuiteError:
+        limit = f"{self.memory_bytes / (1024 * MIB):.1f} GiB"
+        if stop.how == "timeout":
+            return ReaderStopped(f"reading took longer than {self.timeout_s:g} s and was stopped; the file is too large "
+                                 "or too complex for this server (try a smaller file, or raise the time limit)",
+                                 how="timeout", source=name)
+        if stop.how == "memory":
+            return ReaderStopped(f"reading needed more than {limit} of memory and was stopped; the file is too large "
+                                 "for this server (try a smaller file, or raise the memory cap)", how="memory",
+                                 source=name)
+        if stop.how == "busy":
+            return ReaderStopped(f"all {self.size} readers were busy with other files for {self.timeout_s:g} s; "
+                                 "try again in a moment", how="timeout", source=name)
+        detail = ""
+        if worker is not None:
+            try:
+                code = worker.process.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                code = None
+            if code is not None and code < 0:
+                try:
+                    detail = f" (signal {signal.Signals(-code).name})"
+                except ValueError:
+                    detail = f" (signal {-code})"
+            elif code is not None:
+                detail = f" (exit code {code})"
+        return ReaderStopped(f"the reader process crashed on this file{detail}; nothing else was affected. The file "
+                             "is damaged or in a shape the parser cannot take: check its format", how="crashed",
+                             source=name)
+
+    def close(self) -> None:
+        """Stop every idle worker; busy ones stop when given back."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+            self._count -= len(idle)
+            self._lock.notify_all()
+        for worker in idle:
+            worker.kill()
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+
+
+_DEFAULT_POOL: ReaderPool | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def _env_number(name: str, default, cast):
+    text = os.environ.get(name)
+    if not text:
+        return default
+    try:
+        return cast(text)
+    except ValueError:
+        raise EvalSuiteError("not a number", source="environment", field=name, value=text) from None
+
+
+def default_pool() -> ReaderPool:
+    """The process-wide pool, made on first use from ``EVALSUITE_READER_WORKERS``,
+    ``EVALSUITE_READER_TIMEOUT_S`` and ``EVALSUITE_READER_MEMORY_MB`` (else the defaults)."""
+    global _DEFAULT_POOL
+    with _DEFAULT_LOCK:
+        if _DEFAULT_POOL is None or _DEFAULT_POOL._closed:
+            _DEFAULT_POOL = ReaderPool(
+                workers=_env_number("EVALSUITE_READER_WORKERS", DEFAULT_WORKERS, int),
+                timeout_s=_env_number("EVALSUITE_READER_TIMEOUT_S", DEFAULT_TIMEOUT_S, float),
+                memory_bytes=_env_number("EVALSUITE_READER_MEMORY_MB", DEFAULT_MEMORY_BYTES // MIB, int) * MIB,
+            )
+        return _DEFAULT_POOL
+
+
+def read_isolated(kind: str, path_or_buffer, source_name: str | None = None, *, pool: ReaderPool | None = None,
+                  **options):
+    """Read a run, qrels or records file in a worker process (see the module's description).
+
+    Parameters
+    ----------
+    kind : {"run", "qrels", "records"}
+        Which reader: :func:`evalsuite.read_run`, :func:`evalsuite.read_qrels` or
+        :func:`evalsuite.read_records`.
+    path_or_buffer : path, bytes or binary file object
+        The file. A path is opened by the worker; bytes are sent to it.
+    source_name : str, optional
+        Name to show in messages.
+    pool : ReaderPool, optional
+        Default: :func:`default_pool`.
+    **options
+        The reader's other keyword arguments (``format``, ``limits``, ``name``, ``duplicates``,
+        ``system``, ``failure_stages``).
+
+    Returns
+    -------
+    Run, Qrels or Records
+        Equal to what the in-process reader returns for the same file.
+
+    Raises
+    ------
+    EvalSuiteError
+        What the reader raises for bad input; :class:`ReaderStopped` (a subclass) when the
+        worker crashed, ran past the time limit or the memory cap, and the file is not read.
+
+    Examples
+    --------
+    >>> read_isolated("run", b"q1 Q0 d1 1 2.5 bm25\\n", "run.trec").name
+    'bm25'
+    """
+    pool = pool or default_pool()
+    limits = check_limits(options.get("limits"))
+    if isinstance(path_or_buffer, (str, os.PathLike)):
+        path = os.path.abspath(os.fspath(path_or_buffer))
+        return pool.read(kind, None, source_name or os.path.basename(path), path=path, **options)
+    from .io import _shown_name
+
+    name = source_name or _shown_name(path_or_buffer)
+    if isinstance(path_or_buffer, (bytes, bytearray, memoryview)):
+        data = path_or_buffer
+    elif hasattr(path_or_buffer, "read"):
+        if hasattr(path_or_buffer, "seek"):
+            try:
+                path_or_buffer.seek(0)
+            except (OSError, ValueError):
+                pass
+        data = path_or_buffer.read(limits.max_bytes + 1)
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+    else:
+        raise EvalSuiteError("expected a file path, bytes or a binary file object", field="path_or_buffer",
+                             value=type(path_or_buffer).__name__)
+    if len(data) > limits.max_bytes:
+        from .limits import too_large
+
+        raise too_large(len(data), limits, name, "the file")
+    return pool.read(kind, bytes(data) if not isinstance(data, bytes) else data, name, **options)

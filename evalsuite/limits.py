@@ -1,0 +1,257 @@
+"""Limits on what a reader accepts, checked while reading, and linear-time checks of raw text.
+
+Every reader (runs, qrels, records) takes ``limits=ReadLimits(...)``. The defaults pass real
+data with room to spare (a 7-million-line MS MARCO-sized run is 238 MiB and 7 million lines)
+and stop a hostile file long before it can exhaust a machine: a gzip bomb is decompressed in
+pieces and stopped at ``max_bytes``; a Parquet file's row and column counts are read from its
+footer before any data; JSON nesting is measured by a vectorised scan before a parser recurses.
+
+Nothing here uses a regular expression with nested or adjacent unbounded repeats on user data:
+every check is linear in the input.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import EvalSuiteError
+
+__all__ = ["ReadLimits", "DEFAULT_LIMITS"]
+
+MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """What one input file may hold; a file past any limit gets an :class:`EvalSuiteError`.
+
+    Parameters
+    ----------
+    max_bytes : int
+        Content size in bytes after gzip decompression (default 2 GiB; a 7-million-line TREC
+        run is 238 MiB). Decompression stops as soon as it is passed.
+    max_rows : int
+        Lines of a text file, rows of a Parquet file or items of a JSON list (default 30 million).
+    max_line_bytes : int
+        Bytes in one line of a TREC, CSV, TSV or JSONL file (default 16 MiB). A JSON document
+        (ranx's format is often one line) is not limited by it.
+    max_columns : int
+        Columns of a CSV/TSV header or Parquet schema, or distinct keys of JSON rows (default 10,000).
+    max_depth : int
+        Nesting of JSON arrays and objects (default 64; records need 4).
+
+    Examples
+    --------
+    >>> import evalsuite as es
+    >>> es.read_run(b"q1 Q0 d1 1 2.5 bm25\\nq1 Q0 d2 2 1.5 bm25\\n", limits=es.ReadLimits(max_rows=1))
+    Traceback (most recent call last):
+    ...
+    evalsuite.errors.EvalSuiteError: <bytes>, field 'rows', value 2: more than 1 lines (limit max_rows=1)
+    """
+
+    max_bytes: int = 2 * 1024 * MIB
+    max_rows: int = 30_000_000
+    max_line_bytes: int = 16 * MIB
+    max_columns: int = 10_000
+    max_depth: int = 64
+
+    def __post_init__(self) -> None:
+        for name in ("max_bytes", "max_rows", "max_line_bytes", "max_columns", "max_depth"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise EvalSuiteError("a limit must be a whole number >= 1", field=name, value=value)
+
+
+DEFAULT_LIMITS = ReadLimits()
+
+
+def check_limits(limits: ReadLimits | None) -> ReadLimits:
+    """``limits`` or the defaults; anything else is an error naming the argument."""
+    if limits is None:
+        return DEFAULT_LIMITS
+    if not isinstance(limits, ReadLimits):
+        raise EvalSuiteError("limits must be an evalsuite.ReadLimits", field="limits", value=type(limits).__name__)
+    return limits
+
+
+def _size(n: int) -> str:
+    return f"{n / MIB:,.1f} MiB" if n >= MIB else f"{n:,} bytes"
+
+
+def too_large(size: int, limits: ReadLimits, source: str | None, what: str = "the content") -> EvalSuiteError:
+    return EvalSuiteError(f"{what} is larger than {_size(limits.max_bytes)} (limit max_bytes={limits.max_bytes})",
+                          source=source, field="bytes", value=size)
+
+
+def gunzip(raw: bytes, limits: ReadLimits, source: str | None, piece: int = 16 * MIB) -> bytes:
+    """Decompress gzip (several members too), stopping as soon as the output passes ``max_bytes``.
+
+    The output is produced ``piece`` bytes at a time, so a small file that expands to gigabytes
+    costs at most ``max_bytes`` plus one piece of memory before it is refused. Trailing zero
+    bytes after a member are ignored, as :func:`gzip.decompress` does.
+    """
+    out: list[bytes] = []
+    total = 0
+    rest = raw
+    while rest:
+        inflater = zlib.decompressobj(wbits=31)
+        pending = rest
+        try:
+            while True:
+                chunk = inflater.decompress(pending, piece)
+                total += len(chunk)
+                if total > limits.max_bytes:
+                    raise EvalSuiteError(f"the gzip content expands past {_size(limits.max_bytes)} "
+                                         f"(limit max_bytes={limits.max_bytes}); the file was not read further",
+                                         source=source, field="bytes", value=f"more than {total:,} bytes")
+                out.append(chunk)
+                pending = inflater.unconsumed_tail
+                if inflater.eof:
+                    break
+                if not pending and not chunk:
+                    raise EvalSuiteError("not a valid gzip file (it ends before the end of the compressed data)",
+                                         source=source)
+        except zlib.error as exc:
+            raise EvalSuiteError(f"not a valid gzip file ({exc})", source=source) from None
+        rest = inflater.unused_data.lstrip(b"\x00")
+        if rest and rest[:2] != b"\x1f\x8b":
+            raise EvalSuiteError("not a valid gzip file (bytes after the compressed data that are not gzip)",
+                                 source=source)
+    return b"".join(out)
+
+
+def check_text(data, limits: ReadLimits, source: str | None, *, lines: bool = True, count_rows: bool = True) -> None:
+    """Size, number of lines and (when ``lines``) the longest line of a text, in linear time.
+
+    ``data`` is bytes, or an ``mmap`` of a file given by path (then ``count_rows=False``: its
+    rows are counted after parsing, which needs no copy of the file). Lines are counted with
+    ``bytes.count``. For line length, a line of ``max_line_bytes`` or more contains a whole
+    aligned block of ``max_line_bytes // 2`` bytes without a line break, so it suffices to look
+    for a line break in each such block (``find`` stops at the first one, so this reads a few
+    bytes per block) and measure the line exactly only around a block that has none.
+    """
+    n = len(data)
+    if n > limits.max_bytes:
+        raise too_large(n, limits, source)
+    if count_rows:
+        rows = data.count(b"\n") + (1 if n and data[-1:] != b"\n" else 0)
+        if rows > limits.max_rows:
+            raise EvalSuiteError(f"more than {limits.max_rows:,} lines (limit max_rows={limits.max_rows})",
+                                 source=source, field="rows", value=rows)
+    if not lines or n <= limits.max_line_bytes:
+        return
+    block = max(1, limits.max_line_bytes // 2)
+    for start in range(0, n - block + 1, block):
+        if data.find(b"\n", start, start + block) != -1:
+            continue
+        line_start = data.rfind(b"\n", 0, start) + 1
+        line_end = data.find(b"\n", start + block)
+        line_end = n if line_end == -1 else line_end
+        if line_end - line_start > limits.max_line_bytes:
+            number = bytes(data[:line_start]).count(b"\n") + 1
+            raise EvalSuiteError(f"a line longer than {_size(limits.max_line_bytes)} "
+                                 f"(limit max_line_bytes={limits.max_line_bytes})", source=source, line=number,
+                                 field="line", value=f"{line_end - line_start:,} bytes")
+
+
+def check_columns(count: int, limits: ReadLimits, source: str | None, line: int | None = None,
+                  line_label: str = "line") -> None:
+    if count > limits.max_columns:
+        raise EvalSuiteError(f"more than {limits.max_columns:,} columns (limit max_columns={limits.max_columns})",
+                             source=source, line=line, field="columns", value=count, line_label=line_label)
+
+
+def check_rows(count: int, limits: ReadLimits, source: str | None, what: str = "rows") -> None:
+    if count > limits.max_rows:
+        raise EvalSuiteError(f"more than {limits.max_rows:,} {what} (limit max_rows={limits.max_rows})",
+                             source=source, field="rows", value=count)
+
+
+# Bytes the JSON nesting scan looks at: quote, backslash, brackets, braces and the line break.
+_QUOTE, _BACKSLASH, _NEWLINE = 34, 92, 10
+_OPEN = (91, 123)   # [ {
+_CLOSE = (93, 125)  # ] }
+_INTERESTING = np.zeros(256, dtype=bool)
+_INTERESTING[[_QUOTE, _BACKSLASH, _NEWLINE, *_OPEN, *_CLOSE]] = True
+
+
+def json_depth_error(data: bytes, limits: ReadLimits, source: str | None, *, per_line: bool,
+                     chunk: int = 16 * MIB) -> EvalSuiteError | None:
+    """The error for JSON nested deeper than ``max_depth``, or None; linear time, bounded memory.
+
+    Looks only at quotes, backslashes, brackets, braces and line breaks (numpy, a chunk at a
+    time): a quote preceded by an odd run of backslashes is escaped; brackets inside strings do
+    not count. A raw line break cannot occur inside a valid JSON string, so each line starts
+    outside any string; with ``per_line`` (JSONL) each line also starts at depth 0. For invalid
+    JSON the count may be off, and the parser then reports the real problem.
+    """
+    depth, in_string, backslashes = 0, 0, 0
+    n = len(data)
+    base = np.frombuffer(data, dtype=np.uint8)
+    for start in range(0, n, chunk):
+        block = base[start:start + chunk]
+        positions = np.flatnonzero(_INTERESTING[block])
+        if positions.size == 0:
+            continue
+        chars = block[positions]
+        is_bs = chars == _BACKSLASH
+        adjacent = np.empty(positions.size, dtype=bool)
+        adjacent[0] = positions[0] == 0
+        adjacent[1:] = positions[1:] == positions[:-1] + 1
+        # Length of the run of backslashes ending at each backslash event.
+        run_start = is_bs & ~np.concatenate(([adjacent[0] and backslashes > 0], is_bs[:-1] & adjacent[1:]))
+        index = np.arange(positions.size)
+        first_of_run = np.maximum.accumulate(np.where(run_start | ~is_bs, index, 0))
+        run_length = index - first_of_run + 1
+        carried = np.where((positions[first_of_run] == 0) & adjacent[0], backslashes, 0) if backslashes else 0
+        run_length = run_length + carried
+        escaped = np.zeros(positions.size, dtype=bool)
+        previous_bs = np.concatenate(([adjacent[0] and backslashes > 0], is_bs[:-1] & adjacent[1:]))
+        prev_len = np.concatenate(([backslashes], run_length[:-1]))
+        escaped = previous_bs & (prev_len % 2 == 1)
+        quote = (chars == _QUOTE) & ~escaped
+        newline = chars == _NEWLINE
+        # Quote parity since the last line break (or the chunk's start, with the carried state).
+        toggles = np.cumsum(quote, dtype=np.int64)
+        last_nl = np.maximum.accumulate(np.where(newline, index, -1))
+        at_nl = np.where(last_nl >= 0, toggles[np.maximum(last_nl, 0)], 0)
+        start_parity = np.where(last_nl >= 0, 0, in_string)
+        before = (start_parity + toggles - quote - at_nl) % 2
+        outside = before == 0
+        step = np.zeros(positions.size, dtype=np.int64)
+        step[np.isin(chars, _OPEN) & outside] = 1
+        step[np.isin(chars, _CLOSE) & outside] = -1
+        level = np.cumsum(step)
+        if per_line:
+            reset = np.where(last_nl >= 0, level[np.maximum(last_nl, 0)], -depth)
+            level = level - reset
+        else:
+            level = level + depth
+        deepest = int(level.max())
+        if deepest > limits.max_depth:
+            at = start + int(positions[int(np.argmax(level > limits.max_depth))])
+            return EvalSuiteError(f"JSON nested more than {limits.max_depth} levels deep "
+                                  f"(limit max_depth={limits.max_depth})", source=source,
+                                  line=data.count(b"\n", 0, at) + 1, field="json", value=f"depth {deepest}")
+        # State carried into the next chunk.
+        depth = int(level[-1])
+        in_string = int((before[-1] + quote[-1]) % 2) if not newline[-1] else 0
+        end_run = is_bs[-1] and positions[-1] == len(block) - 1
+        backslashes = int(run_length[-1]) if end_run else 0
+    return None
+
+
+_NOT_AN_OBJECT = re.compile(rb"(?m)^[ \t\r\f\v]*+[^{ \t\r\f\v\n]")  # possessive: no backtracking
+
+
+def rows_not_objects(data: bytes) -> bool:
+    """Whether a JSONL text has a non-blank line that does not start with ``{`` (linear scan).
+
+    pyarrow's JSON reader crashes the process on some such lines (a first line ``null``), so
+    those files go to the line-by-line reader, which names the line.
+    """
+    return _NOT_AN_OBJECT.search(data) is not None

@@ -1,0 +1,18 @@
+"""The examples in the public docstrings run, as doctests, and print what they say."""
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import evalsuite
+
+MODULES = sorted(m.name for m in pkgutil.iter_modules(evalsuite.__path__, "evalsuite.") if m.name != "evalsuite.__main__")
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
+    assert result.failed == 0, f"{result.failed} of {result.attempted} docstring examples of {name} failed"
