@@ -4,6 +4,10 @@ The bytes are hashed once, when a file arrives (:func:`digest_of`); afterwards o
 string is hashed by Streamlit's caches, and the bytes or parsed objects travel in arguments
 whose names start with ``_`` (which Streamlit does not hash).
 
+Every file is parsed in a worker process (:mod:`evalsuite.isolation`): a file that crashes the
+parser, runs past the time limit or the memory cap ends as an ``EvalSuiteError`` shown on the
+page, and the server and the other sessions never notice.
+
 Parsed runs, qrels and records, and records reports, are kept with ``st.cache_resource``: they
 grow with the input (a 7-million-line run is hundreds of MB) and ``st.cache_data`` would unpickle
 a fresh copy on every rerun; EvalSuite's objects are never modified after construction and the
@@ -20,6 +24,7 @@ import streamlit as st
 
 import evalsuite as es
 from evalsuite.compare import compare as _compare, compare_per_query as _compare_per_query
+from evalsuite.isolation import default_pool
 
 from .constants import SAMPLE_DOCS
 
@@ -35,19 +40,26 @@ def digest_of(data: bytes) -> str:
 # the hashed ones (objects parsed from those very digests), never carry anything of their own.
 
 
+@st.cache_resource(show_spinner=False)
+def start_readers() -> bool:
+    """Start the reader processes once per server, in the background, before the first upload."""
+    default_pool().warm_up()
+    return True
+
+
 @st.cache_resource(max_entries=32, show_spinner=False)
 def read_run(digest: str, name: str, _data: bytes) -> es.Run:
-    return es.read_run(_data, source_name=name)
+    return es.read_run(_data, source_name=name, isolate=True)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def read_qrels(digest: str, name: str, _data: bytes) -> es.Qrels:
-    return es.read_qrels(_data, source_name=name)
+    return es.read_qrels(_data, source_name=name, isolate=True)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def read_records(digest: str, name: str, _data: bytes):
-    return es.read_records(_data, source_name=name)
+    return es.read_records(_data, source_name=name, isolate=True)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

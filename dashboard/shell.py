@@ -27,7 +27,7 @@ import streamlit as st
 
 import evalsuite
 
-from . import share, store, ui, view, workspaces
+from . import loaders, share, store, ui, view, workspaces
 from .constants import KEY_QRELS, KEY_REL_LEVEL, PAGE_ICON, PAGES, REPO
 
 _running = threading.local()
@@ -95,6 +95,7 @@ def _sidebar() -> None:
 def main() -> None:
     """Set up the session, build the navigation and run the page the URL asks for."""
     st.set_page_config(page_title="EvalSuite", page_icon=PAGE_ICON, layout="wide")
+    loaders.start_readers()
     view.start()
     # A share link (?ws=...) opens its workspace before the sample data would be loaded, and
     # before any page draws a widget, so the widgets find their options and take the URL's values.

@@ -1,6 +1,6 @@
 """The worker process of :mod:`evalsuite.isolation`: read files sent on stdin, reply on stdout.
 
-Run as ``python -m evalsuite._reader_worker MEMORY_BYTES``. It caps its own address space,
+Run as ``python -m evalsuite._reader_worker ADDRESS_SPACE_BYTES``. It caps its own address space,
 says it is ready, then answers requests one at a time until stdin closes. Each request is a
 JSON frame (kind, name, the path of the file, limits, reader options, and where to write the
 result); each reply is a JSON frame, with the result written as Arrow IPC files beside it. Only the caller ever writes to this process, but nothing it receives
@@ -16,7 +16,7 @@ import sys
 
 
 def _cap_memory(memory_bytes: int) -> None:
-    """Limit this process's address space, so an allocation past it fails here (MemoryError)."""
+    """Limit this process's address space: a backstop; the caller watches resident memory."""
     try:
         soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         cap = memory_bytes if hard == resource.RLIM_INFINITY else min(memory_bytes, hard)

@@ -5,8 +5,10 @@ wrote. A bug there, or a file built to find one, can crash the process (a segmen
 run for minutes or take all memory; in a server that is every user's session. Here the readers
 run in a small pool of worker processes (``python -m evalsuite._reader_worker``):
 
-- each worker caps its own address space (``RLIMIT_AS``) and the caller also watches its resident
-  memory, so an allocation past ``memory_bytes`` ends in an error, not a dead machine;
+- the caller watches each busy worker's resident memory (every 50 ms) and stops it past
+  ``memory_bytes``; the worker also caps its own address space (``RLIMIT_AS``) at twice that
+  plus 4 GiB, as a backstop (a tight address-space cap breaks thread start-up: pyarrow, numpy
+  and the interpreter map 1.6 GiB of address space before reading anything);
 - the caller waits at most ``timeout_s`` for a reply, then kills the worker;
 - a worker that crashed, was killed or ran out of memory is replaced; the caller gets a
   :class:`~evalsuite.errors.ReaderStopped` (an :class:`EvalSuiteError`) naming the file and
@@ -42,7 +44,7 @@ import numpy as np
 import pyarrow as pa
 
 from .errors import EvalSuiteError, ReaderStopped
-from .limits import MIB, ReadLimits, check_limits
+from .limits import MIB, ReadLimits, check_limits, size_text
 
 __all__ = ["read_isolated", "ReaderPool", "default_pool", "DEFAULT_TIMEOUT_S", "DEFAULT_MEMORY_BYTES"]
 
@@ -52,6 +54,7 @@ DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MEMORY_BYTES = 6 * 1024 * MIB
 DEFAULT_WORKERS = 2
 
+_STARTUP_S = 60.0  # a worker's imports on a loaded machine
 _FRAME = struct.Struct("<Q")
 _KINDS = ("run", "qrels", "records")
 
@@ -194,7 +197,7 @@ class _Worker:
         root = _package_root()
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "evalsuite._reader_worker", str(int(memory_bytes))],
+            [sys.executable, "-m", "evalsuite._reader_worker", str(2 * int(memory_bytes) + 4 * 1024 * MIB)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=root, close_fds=True,
             start_new_session=True,  # a Ctrl-C of the server's terminal is not the worker's business
         )
@@ -236,8 +239,8 @@ class ReaderPool:
     timeout_s : float
         Seconds one file may take, from the request to the parsed result (default 60).
     memory_bytes : int
-        Address space a worker may use, in bytes (default 6 GiB); the caller also stops a worker
-        whose resident memory passes it.
+        Resident memory a worker may use, in bytes (default 6 GiB): a worker past it is stopped
+        and the file refused.
 
     Examples
     --------
@@ -303,19 +306,25 @@ class ReaderPool:
     def warm_up(self) -> None:
         """Start the workers now (in the background), so the first upload does not wait for them."""
         def start() -> None:
-            try:
-                workers = []
-                deadline = time.monotonic() + self.timeout_s
+            while True:
                 with self._lock:
-                    missing = self.size - self._count
-                for _ in range(max(0, missing)):
-                    worker = self._take(deadline)
-                    self._await_ready(worker, deadline)
-                    workers.append(worker)
-                for worker in workers:
-                    self._give_back(worker, True)
-            except (EvalSuiteError, _Stopped):
-                pass
+                    if self._closed or self._count >= self.size:
+                        return
+                    self._count += 1
+                try:
+                    worker = _Worker(self.memory_bytes)
+                except OSError:
+                    with self._lock:
+                        self._count -= 1
+                    return
+                try:
+                    self._await_ready(worker, time.monotonic() + _STARTUP_S)
+                    started = True
+                except (_Stopped, ValueError):
+                    started = False
+                self._give_back(worker, started)
+                if not started:
+                    return
 
         threading.Thread(target=start, name="evalsuite-reader-warm-up", daemon=True).start()
 
@@ -377,7 +386,9 @@ class ReaderPool:
         healthy = False
         try:
             worker = self._take(deadline)
-            self._await_ready(worker, deadline)
+            # Starting a worker (imports) does not count against the file's time.
+            self._await_ready(worker, time.monotonic() + _STARTUP_S)
+            deadline = time.monotonic() + self.timeout_s
             try:
                 write_frame(worker.process.stdin, json.dumps(request).encode("utf-8"))
                 worker.process.stdin.flush()
@@ -411,7 +422,7 @@ class ReaderPool:
             return self._dir
 
     def _stopped(self, stop: _Stopped, worker: _Worker | None, name: str) -> EvalSuiteError:
-        limit = f"{self.memory_bytes / (1024 * MIB):.1f} GiB"
+        limit = size_text(self.memory_bytes)
         if stop.how == "timeout":
             return ReaderStopped(f"reading took longer than {self.timeout_s:g} s and was stopped; the file is too large "
                                  "or too complex for this server (try a smaller file, or raise the time limit)",

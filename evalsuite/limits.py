@@ -78,12 +78,15 @@ def check_limits(limits: ReadLimits | None) -> ReadLimits:
     return limits
 
 
-def _size(n: int) -> str:
+def size_text(n: int) -> str:
+    """A byte count for messages: ``2.0 GiB``, ``16.0 MiB`` or ``512 bytes``."""
+    if n >= 1024 * MIB:
+        return f"{n / (1024 * MIB):,.1f} GiB"
     return f"{n / MIB:,.1f} MiB" if n >= MIB else f"{n:,} bytes"
 
 
 def too_large(size: int, limits: ReadLimits, source: str | None, what: str = "the content") -> EvalSuiteError:
-    return EvalSuiteError(f"{what} is larger than {_size(limits.max_bytes)} (limit max_bytes={limits.max_bytes})",
+    return EvalSuiteError(f"{what} is larger than {size_text(limits.max_bytes)} (limit max_bytes={limits.max_bytes})",
                           source=source, field="bytes", value=size)
 
 
@@ -105,7 +108,7 @@ def gunzip(raw: bytes, limits: ReadLimits, source: str | None, piece: int = 16 *
                 chunk = inflater.decompress(pending, piece)
                 total += len(chunk)
                 if total > limits.max_bytes:
-                    raise EvalSuiteError(f"the gzip content expands past {_size(limits.max_bytes)} "
+                    raise EvalSuiteError(f"the gzip content expands past {size_text(limits.max_bytes)} "
                                          f"(limit max_bytes={limits.max_bytes}); the file was not read further",
                                          source=source, field="bytes", value=f"more than {total:,} bytes")
                 out.append(chunk)
@@ -153,7 +156,7 @@ def check_text(data, limits: ReadLimits, source: str | None, *, lines: bool = Tr
         line_end = n if line_end == -1 else line_end
         if line_end - line_start > limits.max_line_bytes:
             number = bytes(data[:line_start]).count(b"\n") + 1
-            raise EvalSuiteError(f"a line longer than {_size(limits.max_line_bytes)} "
+            raise EvalSuiteError(f"a line longer than {size_text(limits.max_line_bytes)} "
                                  f"(limit max_line_bytes={limits.max_line_bytes})", source=source, line=number,
                                  field="line", value=f"{line_end - line_start:,} bytes")
 
