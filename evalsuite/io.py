@@ -60,6 +60,11 @@ _QRELS_TREC_COLUMNS = "query iteration doc grade"
 _NUMBER = re.compile(r"[+-]?+(?:\d++\.?+\d*+|\.\d++)(?:[eE][+-]?+\d++)?+")
 
 
+# What may surround a number in a cell: what pyarrow's CSV reader trims (str.strip would also
+# remove control characters such as \x1c, which neither pyarrow nor a person reads as blank).
+_BLANKS = " \t\r\n"
+
+
 def is_number_text(text: str) -> bool:
     """Whether ``text`` is a decimal number as written in run and qrels files (no nan, inf or ``_``)."""
     return _NUMBER.fullmatch(text) is not None
@@ -688,11 +693,10 @@ def _numbers(column, field: str, source: str, line_of, line_label="line") -> np.
     if pa.types.is_boolean(column.type) or not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
         if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
             for row, value in enumerate(column.to_pylist()):
-                if value is None or not _NUMBER.fullmatch(value.strip()):
+                if value is None or not _NUMBER.fullmatch(value.strip(_BLANKS)):
                     raise EvalSuiteError("not a number", source=source, line=line_of(row), field=field, value=value,
                                          line_label=line_label)
-            # float() of the stripped text: str.strip removes control characters float() refuses.
-            return np.array([float(v.strip()) for v in column.to_pylist()], dtype=np.float64)
+            return np.array([float(v) for v in column.to_pylist()], dtype=np.float64)
         sample = next((v for v in column.to_pylist() if v is not None), None)
         raise EvalSuiteError(f"must be numbers, this column holds {column.type}", source=source, line=line_of(0),
                              field=field, value=sample, line_label=line_label)
@@ -746,7 +750,9 @@ def _parse_delimited(inp: _Input, kind: str, delimiter: str, limits: ReadLimits)
     try:
         table = pacsv.read_csv(
             pa.py_buffer(data),
-            read_options=pacsv.ReadOptions(block_size=1 << 24),
+            # The header as trimmed above names the columns, so " doc_id" is doc_id and its cells
+            # are read as text (not inferred as numbers, which would drop leading zeros).
+            read_options=pacsv.ReadOptions(block_size=1 << 24, column_names=header, skip_rows=1),
             parse_options=pacsv.ParseOptions(delimiter=delimiter),
             convert_options=pacsv.ConvertOptions(column_types={**text_cols, **value_cols}, null_values=[],
                                                  strings_can_be_null=False),
@@ -775,7 +781,7 @@ def _explain_delimited(inp: _Input, delimiter: str, header: list[str], roles: _R
             raise EvalSuiteError(f"expected {len(header)} fields as in the header, found {len(row)}", source=inp.name,
                                  line=number, field="columns", value=delimiter.join(row)) from None
         for col, value in zip(header, row):
-            if col in numeric and not _NUMBER.fullmatch(value.strip()):
+            if col in numeric and not _NUMBER.fullmatch(value.strip(_BLANKS)):
                 raise EvalSuiteError("not a number", source=inp.name, line=number, field=col, value=value) from None
     raise EvalSuiteError(f"could not be parsed as {'TSV' if delimiter == chr(9) else 'CSV'}: {exc}", source=inp.name) from None
 

@@ -1,0 +1,146 @@
+"""The reader pool: same results as in-process reading, and a crash, a hang or a memory blow-up in
+a worker becomes a ReaderStopped while the caller and the pool carry on."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import evalsuite as es
+from evalsuite.isolation import ReaderPool
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = {
+    "run": ["sample_data/cranfield/run_bm25.trec", "sample_data/cranfield/run_bm25l.trec"],
+    "qrels": ["sample_data/cranfield/qrels.trec"],
+    "records": ["sample_data/rag/ragtruth_qa.jsonl", "sample_data/rag/ragchecker_examples.jsonl",
+                "sample_data/rag/llmperf_requests.jsonl"],
+}
+
+
+def big_run(lines: int) -> bytes:
+    """A TREC run of ``lines`` lines (1,000 docs per query), made with numpy in well under a second."""
+    q = np.arange(lines) // 1000
+    d = np.arange(lines) % 1000
+    rows = np.char.add(np.char.add(np.char.add("q", q.astype(str)), " Q0 d"), d.astype(str))
+    return ("\n".join(np.char.add(rows, " 1 0.5 t").tolist()) + "\n").encode()
+
+
+@pytest.fixture(scope="module")
+def pool():
+    readers = ReaderPool(workers=2, timeout_s=60)
+    yield readers
+    readers.close()
+
+
+def _same_ranked(a, b) -> None:
+    assert type(a) is type(b)
+    assert a.query_ids.tolist() == b.query_ids.tolist()
+    assert np.array_equal(a.offsets, b.offsets) and np.array_equal(a.doc_keys, b.doc_keys)
+    assert a.doc_ids.to_pylist() == b.doc_ids.to_pylist()
+    values = (a.scores, b.scores) if isinstance(a, es.Run) else (a.grades, b.grades)
+    assert np.array_equal(*values)
+    assert (a.name, a.source, a.warnings) == (b.name, b.source, b.warnings)
+
+
+@pytest.mark.parametrize("kind, path", [(k, p) for k, paths in SAMPLES.items() for p in paths])
+def test_isolated_reading_equals_in_process_reading(pool, kind, path):
+    data = (REPO / path).read_bytes()
+    reader = {"run": es.read_run, "qrels": es.read_qrels, "records": es.read_records}[kind]
+    here = reader(data, source_name=Path(path).name)
+    there = pool.read(kind, data, Path(path).name)
+    by_path = reader(REPO / path, isolate=True)
+    if kind == "records":
+        for other in (there, by_path):
+            assert other.table.equals(here.table)
+            assert (other.warnings, other.aliases, other.extra_columns) == (here.warnings, here.aliases,
+                                                                           here.extra_columns)
+    else:
+        _same_ranked(here, there)
+        _same_ranked(here, by_path)
+
+
+def test_errors_come_back_as_the_in_process_error(pool):
+    data = b"q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 abc t\n"
+    with pytest.raises(es.EvalSuiteError) as here:
+        es.read_run(data, source_name="results.test")
+    with pytest.raises(es.EvalSuiteError) as there:
+        pool.read("run", data, "results.test")
+    assert not isinstance(there.value, es.ReaderStopped)
+    assert str(there.value) == str(here.value)
+    assert (there.value.line, there.value.field, there.value.value) == (2, "score", "abc")
+
+
+def test_a_killed_worker_is_a_crash_and_the_pool_carries_on():
+    pool = ReaderPool(workers=1, timeout_s=60)
+    try:
+        pool.read("qrels", b"q1 0 d1 1\n", "warm.qrels")
+        (worker,) = pool._idle
+        data = big_run(3_000_000)
+
+        def crash() -> None:
+            time.sleep(0.3)
+            os.kill(worker.process.pid, signal.SIGSEGV)
+
+        killer = threading.Thread(target=crash)
+        killer.start()
+        with pytest.raises(es.ReaderStopped) as info:
+            pool.read("run", data, "big.trec")
+        killer.join()
+        assert info.value.how == "crashed" and "SIGSEGV" in str(info.value) and info.value.source == "big.trec"
+        assert len(pool.read("qrels", b"q1 0 d1 1\n", "after.qrels")) == 1  # a new worker took its place
+    finally:
+        pool.close()
+
+
+def test_a_read_past_the_time_limit_is_stopped():
+    pool = ReaderPool(workers=1, timeout_s=0.2)
+    try:
+        with pytest.raises(es.ReaderStopped) as info:
+            pool.read("run", big_run(3_000_000), "slow.trec")
+        assert info.value.how == "timeout" and "0.2 s" in str(info.value)
+        assert len(pool.read("qrels", b"q1 0 d1 1\n", "after.qrels")) == 1
+    finally:
+        pool.close()
+
+
+def test_a_read_past_the_memory_cap_is_stopped():
+    pool = ReaderPool(workers=1, timeout_s=60, memory_bytes=256 * 1024**2)
+    try:
+        with pytest.raises(es.ReaderStopped) as info:
+            pool.read("run", big_run(3_000_000), "large.trec")
+        assert info.value.how == "memory" and "256.0 MiB" in str(info.value)
+        assert len(pool.read("qrels", b"q1 0 d1 1\n", "after.qrels")) == 1
+    finally:
+        pool.close()
+
+
+def test_requests_beyond_the_pool_wait_for_a_free_worker():
+    pool = ReaderPool(workers=1, timeout_s=60)
+    results: list = []
+    try:
+        threads = [threading.Thread(target=lambda i=i: results.append(
+            len(pool.read("qrels", f"q{i} 0 d1 1\nq{i} 0 d2 0\n".encode(), f"{i}.qrels")))) for i in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert results == [2] * 6 and pool._count == 1
+    finally:
+        pool.close()
+
+
+def test_pool_settings_are_checked():
+    for bad in ({"workers": 0}, {"timeout_s": 0}, {"memory_bytes": 1024}):
+        with pytest.raises(es.EvalSuiteError):
+            ReaderPool(**bad)
+    pool = ReaderPool(workers=1)
+    with pytest.raises(es.EvalSuiteError, match="kind"):
+        pool.read("table", b"x", "x")
+    pool.close()
