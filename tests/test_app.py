@@ -10,6 +10,7 @@ import json
 import re
 import sqlite3
 import time
+import unicodedata
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -19,9 +20,11 @@ import pandas as pd
 import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import AlertBase, HeadingBase, Markdown, Toast
 
 import evalsuite as es
 from evalsuite.compare import compare, compare_per_query
+from dashboard.text import WORD_JOINER, plain
 from evalsuite.store import DatasetRef, check_workspace_id, new_workspace_id, open_store
 
 REPO = Path(__file__).resolve().parent.parent
@@ -79,9 +82,60 @@ def records_report():
     return records, es.evaluate_records(records)
 
 
+def unescape(body: str) -> str:
+    """Markdown text with its backslash escapes resolved, as remark parses it."""
+    return re.sub(r"\\(.)", r"\1", body)
+
+
 def texts(elements) -> list[str]:
-    """Element bodies as a reader sees them (markdown backslash escapes removed)."""
-    return [re.sub(r"\\(.)", r"\1", e.value) for e in elements]
+    """Element bodies as a reader sees them (markdown backslash escapes and the invisible word
+    joiners of :func:`dashboard.text.plain` removed)."""
+    return [unescape(e.value).replace(WORD_JOINER, "") for e in elements]
+
+
+# remark-gfm's literal autolinks (mdast-util-gfm-autolink-literal, in Streamlit's markdown bundle):
+# these patterns run on the text after escapes are resolved, and a match becomes a link when it
+# starts the text or follows whitespace, punctuation or a symbol (and for an e-mail, not '/').
+_URL_LITERAL = re.compile(r"(https?://|www(?=\.))([-.\w]+)([^ \t\r\n]*)", re.IGNORECASE | re.ASCII)
+_EMAIL_LITERAL = re.compile(r"([-.\w+]+)@([-\w]+(?:\.[-\w]+)+)", re.ASCII)
+
+
+def autolinks(body: str) -> list[str]:
+    """What Streamlit's markdown would turn into a link in this markdown ``body``: every match
+    of remark-gfm's literal-autolink patterns at an allowed start, after escapes are resolved
+    (stricter than remark, which also drops a match for an invalid domain)."""
+    text = unescape(body)
+    found = []
+    for pattern, email in ((_URL_LITERAL, False), (_EMAIL_LITERAL, True)):
+        for i in range(len(text)):
+            before = text[i - 1] if i else " "
+            if email and before == "/":
+                continue
+            if before.isspace() or unicodedata.category(before)[0] in "PS":
+                match = pattern.match(text, i)
+                if match:
+                    found.append(match.group())
+    return found
+
+
+def markdown_texts(at: AppTest) -> list[tuple[str, str]]:
+    """(element type, body) of everything on the page that Streamlit renders as markdown:
+    markdown, captions, headings, alert and toast bodies, and the labels and help texts of
+    widgets, expanders, tabs, statuses and metrics."""
+    found = []
+
+    def walk(node) -> None:
+        if isinstance(node, (Markdown, HeadingBase, AlertBase, Toast)):
+            found.append((node.type, node.value))
+        for attribute in ("label", "help"):
+            value = getattr(node, attribute, None)
+            if isinstance(value, str) and value:
+                found.append((f"{node.type}.{attribute}", value))
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at._tree)
+    return found
 
 
 # ----------------------------------------------------------------------------------------------
@@ -267,6 +321,54 @@ def test_compare_records_systems(records_report):
                  for n in ("gpt-4-0613", "llama-2-7b-chat")}
     expected = compare_per_query(per_query, metrics=["faithfulness", "success"], baseline="gpt-4-0613").table
     pd.testing.assert_frame_equal(table.reset_index(drop=True), expected.reset_index(drop=True), check_dtype=False)
+
+
+LINK_NAMES = ["https://evil.example/a", "see www.evil.example or mail me@evil.example, HTTP://EVIL.EXAMPLE/b"]
+
+
+@pytest.mark.parametrize("text", [*LINK_NAMES, "(https://x.example)", "x:https://y.example", "WwW.x.example",
+                                  "mailto:a.b+c@x.example", "![x](http://example.invalid/p.png) **bold**"])
+def test_plain_text_in_markdown_forms_no_link_and_reads_as_written(text):
+    assert autolinks(text), "the pattern port finds the link in the raw text"
+    assert autolinks(plain(text)) == []
+    assert unescape(plain(text)).replace(WORD_JOINER, "") == text
+
+
+def _links_in_markdown(at: AppTest) -> list[tuple[str, str, list[str]]]:
+    return [(kind, body, autolinks(body)) for kind, body in markdown_texts(at) if autolinks(body)]
+
+
+def test_system_names_with_urls_are_no_links_on_the_compare_page():
+    at = open_page("data")
+    for old, new in zip(("BM25", "BM25L"), LINK_NAMES):
+        key = next(k for k, f in at.session_state["data_files"].items() if f.system == old)
+        at.text_input(key=f"data_name_{key.split(':')[1][:16]}").input(new).run()
+    assert _links_in_markdown(at) == []  # the Data page shows the names too
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception and not at.error, texts(at.error)
+    a, b = LINK_NAMES
+    assert at.selectbox(key="compare_a").value == a and at.selectbox(key="compare_b").value == b
+    # The names are on the page, as written, in markdown (heading, toggle label, caption) ...
+    assert texts(at.subheader)[0] == f"{b} against {a}"
+    assert b in unescape(at.toggle(key="compare_regressions").label).replace(WORD_JOINER, "")
+    assert any(b in caption for caption in texts(at.caption))
+    # ... and no markdown on the page holds a link-able URL or address.
+    assert _links_in_markdown(at) == []
+    at.toggle(key="compare_regressions").set_value(True).run()
+    assert _links_in_markdown(at) == []
+    assert any(t.value.startswith(f"{a}: top") for t in at.text)  # plain text keeps the name as it is
+
+
+def test_record_system_names_with_urls_are_no_links_on_the_compare_page():
+    names = ["https://evil.example/r", "www.evil.example"]
+    data = "".join(json.dumps({"query_id": str(q), "system": name, "success": (q + i) % 2 == 0,
+                               "latency_ms": 10.0 + q, "failure_stage": None if (q + i) % 2 == 0 else "generation"})
+                   + "\n" for i, name in enumerate(names) for q in range(1, 7)).encode()
+    at = open_page("compare", clear=True, pending=[("records", "https-evil.jsonl", data)],
+                   query={"compare_source": "per-request records"})
+    assert not at.exception and not at.error, texts(at.error)
+    assert texts(at.subheader)[0] == f"{names[1]} against {names[0]}"
+    assert _links_in_markdown(at) == []
 
 
 # ----------------------------------------------------------------------------------------------
