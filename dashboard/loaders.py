@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 
 import streamlit as st
 
@@ -47,19 +48,45 @@ def start_readers() -> bool:
     return True
 
 
+# Server settings for the readers' limits (the pool's own are EVALSUITE_READER_WORKERS,
+# EVALSUITE_READER_TIMEOUT_S and EVALSUITE_READER_MEMORY_MB, see evalsuite.isolation).
+_LIMIT_SETTINGS = {
+    "max_bytes": ("EVALSUITE_READER_MAX_BYTES_MB", 1 << 20),
+    "max_rows": ("EVALSUITE_READER_MAX_ROWS", 1),
+    "max_line_bytes": ("EVALSUITE_READER_MAX_LINE_MB", 1 << 20),
+    "max_columns": ("EVALSUITE_READER_MAX_COLUMNS", 1),
+    "max_depth": ("EVALSUITE_READER_MAX_DEPTH", 1),
+}
+
+
+@st.cache_resource(show_spinner=False)
+def reader_limits() -> es.ReadLimits:
+    """The limits every upload is read with: evalsuite's defaults, or the server's settings."""
+    values = {}
+    for field, (variable, unit) in _LIMIT_SETTINGS.items():
+        text = os.environ.get(variable)
+        if text:
+            try:
+                values[field] = int(text) * unit
+            except ValueError:
+                raise es.EvalSuiteError("must be a whole number", source="environment", field=variable,
+                                        value=text) from None
+    return es.ReadLimits(**values)
+
+
 @st.cache_resource(max_entries=32, show_spinner=False)
 def read_run(digest: str, name: str, _data: bytes) -> es.Run:
-    return es.read_run(_data, source_name=name, isolate=True)
+    return es.read_run(_data, source_name=name, isolate=True, limits=reader_limits())
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def read_qrels(digest: str, name: str, _data: bytes) -> es.Qrels:
-    return es.read_qrels(_data, source_name=name, isolate=True)
+    return es.read_qrels(_data, source_name=name, isolate=True, limits=reader_limits())
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def read_records(digest: str, name: str, _data: bytes):
-    return es.read_records(_data, source_name=name, isolate=True)
+    return es.read_records(_data, source_name=name, isolate=True, limits=reader_limits())
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
