@@ -25,7 +25,7 @@ import streamlit as st
 
 import evalsuite as es
 from evalsuite.compare import compare as _compare, compare_per_query as _compare_per_query
-from evalsuite.isolation import default_pool
+from evalsuite.isolation import DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_S, DEFAULT_WORKERS, ReaderPool, set_default_pool
 
 from .constants import SAMPLE_DOCS
 
@@ -41,37 +41,60 @@ def digest_of(data: bytes) -> str:
 # the hashed ones (objects parsed from those very digests), never carry anything of their own.
 
 
-@st.cache_resource(show_spinner=False)
-def start_readers() -> bool:
-    """Start the reader processes once per server, in the background, before the first upload."""
-    default_pool().warm_up()
-    return True
-
-
-# Server settings for the readers' limits (the pool's own are EVALSUITE_READER_WORKERS,
-# EVALSUITE_READER_TIMEOUT_S and EVALSUITE_READER_MEMORY_MB, see evalsuite.isolation).
-_LIMIT_SETTINGS = {
-    "max_bytes": ("EVALSUITE_READER_MAX_BYTES_MB", 1 << 20),
-    "max_rows": ("EVALSUITE_READER_MAX_ROWS", 1),
-    "max_line_bytes": ("EVALSUITE_READER_MAX_LINE_MB", 1 << 20),
-    "max_columns": ("EVALSUITE_READER_MAX_COLUMNS", 1),
-    "max_depth": ("EVALSUITE_READER_MAX_DEPTH", 1),
+# Server settings of the readers (docs/hosting.md): environment variable, else the key of the
+# [evalsuite] secrets section, else the default; (variable, secret, unit, type).
+_POOL_SETTINGS = {
+    "workers": ("EVALSUITE_READER_WORKERS", "reader_workers", 1, int),
+    "timeout_s": ("EVALSUITE_READER_TIMEOUT_S", "reader_timeout_s", 1, float),
+    "memory_bytes": ("EVALSUITE_READER_MEMORY_MB", "reader_memory_mb", 1 << 20, int),
 }
+_LIMIT_SETTINGS = {
+    "max_bytes": ("EVALSUITE_READER_MAX_BYTES_MB", "reader_max_bytes_mb", 1 << 20, int),
+    "max_rows": ("EVALSUITE_READER_MAX_ROWS", "reader_max_rows", 1, int),
+    "max_line_bytes": ("EVALSUITE_READER_MAX_LINE_MB", "reader_max_line_mb", 1 << 20, int),
+    "max_columns": ("EVALSUITE_READER_MAX_COLUMNS", "reader_max_columns", 1, int),
+    "max_depth": ("EVALSUITE_READER_MAX_DEPTH", "reader_max_depth", 1, int),
+}
+
+
+def _settings(table: dict) -> dict:
+    from .workspaces import _secrets_section  # the one place that reads Streamlit's secrets
+
+    section = _secrets_section()
+    values = {}
+    for field, (variable, secret, unit, kind) in table.items():
+        text = os.environ.get(variable, "").strip()
+        where = f"environment variable {variable}"
+        if not text and section.get(secret) not in (None, ""):
+            text, where = str(section[secret]).strip(), f"secret evalsuite.{secret}"
+        if text:
+            try:
+                values[field] = kind(text) * unit
+            except ValueError:
+                raise es.EvalSuiteError(f"must be a {'whole number' if kind is int else 'number'}",
+                                        source="settings", field=where, value=text) from None
+    return values
+
+
+@st.cache_resource(show_spinner=False)
+def start_readers() -> str | None:
+    """Make the server's reader pool from its settings and start it in the background, once per
+    server. Returns the settings problem, if any (the pool then keeps the defaults)."""
+    try:
+        pool = ReaderPool(**{"workers": DEFAULT_WORKERS, "timeout_s": DEFAULT_TIMEOUT_S,
+                             "memory_bytes": DEFAULT_MEMORY_BYTES, **_settings(_POOL_SETTINGS)})
+        problem = None
+    except es.EvalSuiteError as exc:
+        pool, problem = ReaderPool(), str(exc)
+    set_default_pool(pool)
+    pool.warm_up()
+    return problem
 
 
 @st.cache_resource(show_spinner=False)
 def reader_limits() -> es.ReadLimits:
     """The limits every upload is read with: evalsuite's defaults, or the server's settings."""
-    values = {}
-    for field, (variable, unit) in _LIMIT_SETTINGS.items():
-        text = os.environ.get(variable)
-        if text:
-            try:
-                values[field] = int(text) * unit
-            except ValueError:
-                raise es.EvalSuiteError("must be a whole number", source="environment", field=variable,
-                                        value=text) from None
-    return es.ReadLimits(**values)
+    return es.ReadLimits(**_settings(_LIMIT_SETTINGS))
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

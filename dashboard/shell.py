@@ -95,7 +95,9 @@ def _sidebar() -> None:
 def main() -> None:
     """Set up the session, build the navigation and run the page the URL asks for."""
     st.set_page_config(page_title="EvalSuite", page_icon=PAGE_ICON, layout="wide")
-    loaders.start_readers()
+    reader_problem = loaders.start_readers()
+    if reader_problem:
+        st.warning(ui.plain(f"The reader settings were not used (the defaults are): {reader_problem}"))
     view.start()
     # A share link (?ws=...) opens its workspace before the sample data would be loaded, and
     # before any page draws a widget, so the widgets find their options and take the URL's values.

@@ -46,7 +46,8 @@ import pyarrow as pa
 from .errors import EvalSuiteError, ReaderStopped
 from .limits import MIB, ReadLimits, check_limits, size_text
 
-__all__ = ["read_isolated", "ReaderPool", "default_pool", "DEFAULT_TIMEOUT_S", "DEFAULT_MEMORY_BYTES"]
+__all__ = ["read_isolated", "ReaderPool", "default_pool", "set_default_pool", "DEFAULT_TIMEOUT_S",
+           "DEFAULT_MEMORY_BYTES", "DEFAULT_WORKERS"]
 
 DEFAULT_TIMEOUT_S = 60.0
 # Reading a 7-million-line run (238 MiB) peaks near 1.6 GiB in a worker; 6 GiB leaves room for
@@ -490,6 +491,18 @@ def default_pool() -> ReaderPool:
                 memory_bytes=_env_number("EVALSUITE_READER_MEMORY_MB", DEFAULT_MEMORY_BYTES // MIB, int) * MIB,
             )
         return _DEFAULT_POOL
+
+
+def set_default_pool(pool: ReaderPool) -> None:
+    """Make ``pool`` the one :func:`default_pool` returns (a server configures its own); the
+    previous default pool is closed."""
+    global _DEFAULT_POOL
+    if not isinstance(pool, ReaderPool):
+        raise EvalSuiteError("expected a ReaderPool", field="pool", value=type(pool).__name__)
+    with _DEFAULT_LOCK:
+        previous, _DEFAULT_POOL = _DEFAULT_POOL, pool
+    if previous is not None and previous is not pool:
+        previous.close()
 
 
 def read_isolated(kind: str, path_or_buffer, source_name: str | None = None, *, pool: ReaderPool | None = None,

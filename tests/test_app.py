@@ -1024,3 +1024,24 @@ def test_report_carries_the_overview_selection_and_escapes_user_text(deferred_do
     at.switch_page("pages/latency.py").run()
     text = report_of(deferred_downloads, "latency")
     assert "&quot;precision@5&quot;" in text and text.count("Plotly.newPlot(") == 3
+
+
+def test_reader_settings_from_the_environment_and_a_bad_one(monkeypatch):
+    from dashboard import loaders
+    from evalsuite import isolation
+
+    monkeypatch.setenv("EVALSUITE_READER_MAX_ROWS", "5")
+    monkeypatch.setenv("EVALSUITE_READER_TIMEOUT_S", "soon")
+    loaders.reader_limits.clear()
+    loaders.start_readers.clear()
+    try:
+        assert loaders.reader_limits().max_rows == 5
+        problem = loaders.start_readers()
+        assert "EVALSUITE_READER_TIMEOUT_S" in problem and "'soon'" in problem
+        assert isolation.default_pool().timeout_s == isolation.DEFAULT_TIMEOUT_S
+        data = b"".join(b"q1 Q0 d%d 1 1.0 t\n" % i for i in range(6))
+        with pytest.raises(es.EvalSuiteError, match="max_rows=5"):
+            loaders.read_run.__wrapped__("digest", "six.trec", data)
+    finally:
+        loaders.reader_limits.clear()
+        loaders.start_readers.clear()
