@@ -156,27 +156,31 @@ def _load(path_or_buffer: PathOrBuffer, name: str | None = None, limits: ReadLim
             raise EvalSuiteError("permission denied", source=path) from None
         ext_name = shown[:-3] if shown.lower().endswith(".gz") else shown
         return _Input(shown, ext_name, path=path, size=size, head=head)
-    if isinstance(path_or_buffer, (bytes, bytearray, memoryview)):
-        return _finish(bytes(path_or_buffer), name or "<bytes>", limits)
-    if hasattr(path_or_buffer, "read"):
-        if hasattr(path_or_buffer, "seek"):
+    shown = name or _shown_name(path_or_buffer)
+    return _finish(buffer_bytes(path_or_buffer, limits, shown), shown, limits)
+
+
+def buffer_bytes(buffer, limits: ReadLimits, shown: str | None) -> bytes:
+    """The bytes of an in-memory input (bytes, or a binary file object read from its start),
+    refused when larger than ``limits.max_bytes`` (a gzip file's content is checked later, while
+    it is decompressed)."""
+    if isinstance(buffer, (bytes, bytearray, memoryview)):
+        raw = buffer
+    elif hasattr(buffer, "read"):
+        if hasattr(buffer, "seek"):
             try:
-                path_or_buffer.seek(0)
+                buffer.seek(0)
             except (OSError, ValueError):
                 pass
-        shown = name or os.path.basename(str(getattr(path_or_buffer, "name", "") or "<upload>"))
-        # One byte more than the limit is enough to know a plain file is too large; a gzip
-        # file may be up to the limit compressed (its content is checked while decompressing).
-        raw = path_or_buffer.read(limits.max_bytes + 1)
+        raw = buffer.read(limits.max_bytes + 1)  # one byte more tells a file that is too large
         if isinstance(raw, str):
             raw = raw.encode("utf-8")
-        if len(raw) > limits.max_bytes:
-            raise too_large(len(raw), limits, shown, "the file")
-        return _finish(bytes(raw), shown, limits)
-    raise EvalSuiteError(
-        "expected a file path, bytes or a binary file object", field="path_or_buffer",
-        value=type(path_or_buffer).__name__,
-    )
+    else:
+        raise EvalSuiteError("expected a file path, bytes or a binary file object", field="path_or_buffer",
+                             value=type(buffer).__name__)
+    if len(raw) > limits.max_bytes:
+        raise too_large(len(raw), limits, shown, "the file")
+    return raw if isinstance(raw, bytes) else bytes(raw)
 
 
 def detect_format(data: bytes, name: str = "") -> str:

@@ -545,25 +545,8 @@ def read_isolated(kind: str, path_or_buffer, source_name: str | None = None, *, 
     if isinstance(path_or_buffer, (str, os.PathLike)):
         path = os.path.abspath(os.fspath(path_or_buffer))
         return pool.read(kind, None, source_name or os.path.basename(path), path=path, **options)
-    from .io import _shown_name
+    from .io import _shown_name, buffer_bytes
 
     name = source_name or _shown_name(path_or_buffer)
-    if isinstance(path_or_buffer, (bytes, bytearray, memoryview)):
-        data = path_or_buffer
-    elif hasattr(path_or_buffer, "read"):
-        if hasattr(path_or_buffer, "seek"):
-            try:
-                path_or_buffer.seek(0)
-            except (OSError, ValueError):
-                pass
-        data = path_or_buffer.read(limits.max_bytes + 1)
-        if isinstance(data, str):
-            data = data.encode("utf-8")
-    else:
-        raise EvalSuiteError("expected a file path, bytes or a binary file object", field="path_or_buffer",
-                             value=type(path_or_buffer).__name__)
-    if len(data) > limits.max_bytes:
-        from .limits import too_large
+    return pool.read(kind, buffer_bytes(path_or_buffer, limits, name), name, **options)
 
-        raise too_large(len(data), limits, name, "the file")
-    return pool.read(kind, bytes(data) if not isinstance(data, bytes) else data, name, **options)
