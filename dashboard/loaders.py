@@ -4,9 +4,11 @@ The bytes are hashed once, when a file arrives (:func:`digest_of`); afterwards o
 string is hashed by Streamlit's caches, and the bytes or parsed objects travel in arguments
 whose names start with ``_`` (which Streamlit does not hash).
 
-Every file is parsed in a worker process (:mod:`evalsuite.isolation`): a file that crashes the
-parser, runs past the time limit or the memory cap ends as an ``EvalSuiteError`` shown on the
-page, and the server and the other sessions never notice.
+Every uploaded file is parsed in a worker process (:mod:`evalsuite.isolation`): a file that
+crashes the parser, runs past the time limit or the memory cap ends as an ``EvalSuiteError``
+shown on the page, and the server and the other sessions never notice. The sample files shipped
+in ``sample_data/`` (recognised by their SHA-256) are read in the server process, so a cold start
+does not wait for the reader processes.
 
 Parsed runs, qrels and records, and records reports, are kept with ``st.cache_resource``: they
 grow with the input (a 7-million-line run is hundreds of MB) and ``st.cache_data`` would unpickle
@@ -27,7 +29,7 @@ import evalsuite as es
 from evalsuite.compare import compare as _compare, compare_per_query as _compare_per_query
 from evalsuite.isolation import DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_S, DEFAULT_WORKERS, ReaderPool, set_default_pool
 
-from .constants import SAMPLE_DOCS
+from .constants import SAMPLE_DOCS, SAMPLE_FILES
 
 
 def digest_of(data: bytes) -> str:
@@ -97,19 +99,35 @@ def reader_limits() -> es.ReadLimits:
     return es.ReadLimits(**_settings(_LIMIT_SETTINGS))
 
 
+@st.cache_resource(show_spinner=False)
+def _sample_digests() -> frozenset[str]:
+    digests = set()
+    for _, path, _ in SAMPLE_FILES:
+        try:
+            digests.add(digest_of(path.read_bytes()))
+        except OSError:
+            pass
+    return frozenset(digests)
+
+
+def _isolate(digest: str, data: bytes) -> bool:
+    """Every file but the shipped samples (the digest is checked against the bytes themselves)."""
+    return not (digest in _sample_digests() and digest_of(data) == digest)
+
+
 @st.cache_resource(max_entries=32, show_spinner=False)
 def read_run(digest: str, name: str, _data: bytes) -> es.Run:
-    return es.read_run(_data, source_name=name, isolate=True, limits=reader_limits())
+    return es.read_run(_data, source_name=name, isolate=_isolate(digest, _data), limits=reader_limits())
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def read_qrels(digest: str, name: str, _data: bytes) -> es.Qrels:
-    return es.read_qrels(_data, source_name=name, isolate=True, limits=reader_limits())
+    return es.read_qrels(_data, source_name=name, isolate=_isolate(digest, _data), limits=reader_limits())
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def read_records(digest: str, name: str, _data: bytes):
-    return es.read_records(_data, source_name=name, isolate=True, limits=reader_limits())
+    return es.read_records(_data, source_name=name, isolate=_isolate(digest, _data), limits=reader_limits())
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

@@ -1045,3 +1045,18 @@ def test_reader_settings_from_the_environment_and_a_bad_one(monkeypatch):
     finally:
         loaders.reader_limits.clear()
         loaders.start_readers.clear()
+
+
+def test_uploads_are_read_in_the_reader_processes_and_the_samples_here(monkeypatch):
+    from dashboard import loaders
+    from dashboard.constants import SAMPLE_FILES
+
+    sample = SAMPLE_FILES[0][1].read_bytes()
+    assert not loaders._isolate(loaders.digest_of(sample), sample)
+    upload = sample + b"q9 0 d9 1\n"
+    assert loaders._isolate(loaders.digest_of(upload), upload)
+    assert loaders._isolate(loaders.digest_of(sample), upload)  # a digest that does not match its bytes
+    calls = []
+    monkeypatch.setattr(es, "read_qrels", lambda data, **kw: calls.append(kw["isolate"]))
+    loaders.read_qrels.__wrapped__(loaders.digest_of(upload), "upload.qrels", upload)
+    assert calls == [True]
