@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evalsuite import METRICS
+
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = REPO / "sample_data"
 
@@ -51,7 +53,8 @@ SOURCES = ("ranking runs", "per-request records")
 # the browser fetch the icon from fonts.gstatic.com, which fails offline).
 PAGE_ICON = "\N{BAR CHART}"
 
-BASE_METRICS = ("ndcg", "map", "mrr", "precision", "recall", "hit_rate", "ndcg_burges")
+# The metric pickers list the registry's metrics (evalsuite/_registry.py), in its order.
+BASE_METRICS = tuple(m.name for m in METRICS.values() if m.kind == "ranking" and "Compare" in m.pages)
 DEFAULT_BASE_METRICS = ("ndcg", "map", "mrr", "precision", "recall")
 # "all": no cutoff, the whole ranked list (trec_eval's map, ndcg, recip_rank; set_P, set_recall).
 WHOLE_LIST = "all"
@@ -66,8 +69,7 @@ COMPARE_RUN_METRICS = tuple(b if k == WHOLE_LIST else f"{b}@{k}" for b in BASE_M
 COMPARE_DEFAULT_RUN_METRICS = ("ndcg@10", "map@100", "mrr@10", "recall@100")
 COMPARE_DEFAULT_RECORD_METRICS = 4    # the first this many quality metrics both systems have
 # RAG quality: display order; metrics a records file allows beyond these (ranking metrics) follow.
-RAG_ORDER = ("context_precision", "context_recall", "context_relevance", "faithfulness", "answer_correctness",
-             "citation_recall", "citation_precision", "success")
+RAG_ORDER = tuple(m.name for m in METRICS.values() if m.kind in ("context", "answer") or m.name == "success")
 CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "none")
 
 # Latency charts: bins and ECDF points sent to the browser per system.

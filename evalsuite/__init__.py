@@ -4,6 +4,8 @@
 
 - list form: :func:`precision_at_k`, :func:`recall_at_k`, :func:`hit_rate_at_k`, :func:`mrr`,
   :func:`mean_average_precision_at_k`, :func:`ndcg_at_k`;
+- the metric registry: :data:`METRICS` (every metric's names, definition, source, conventions and
+  test vectors; ``docs/metrics.md`` is generated from it) and :func:`metric_info`;
 - files and tables: :func:`read_run`, :func:`read_qrels`, :func:`evaluate`;
 - RAG and operational metrics: :func:`context_precision`, :func:`context_recall`,
   :func:`context_relevance`, :func:`faithfulness`, :func:`answer_correctness`,
@@ -16,6 +18,7 @@
 This package never imports streamlit.
 """
 
+from ._registry import METRICS, Metric, metric_info
 from .data import Qrels, Run
 from .errors import EvalSuiteError, ReaderStopped
 from .evaluate import DEFAULT_METRICS, EvaluationReport, evaluate
@@ -54,6 +57,9 @@ __all__ = [
     "EvalSuiteError",
     "ReaderStopped",
     "ReadLimits",
+    "METRICS",
+    "Metric",
+    "metric_info",
     "Score",
     "Run",
     "Qrels",

@@ -15,19 +15,13 @@ import sys
 import numpy as np
 import pandas as pd
 
+from ._registry import TREC_FAMILY_CUTOFFS, TREC_PRINT_ORDER
 from .errors import EvalSuiteError
 from .evaluate import evaluate
 from .io import read_qrels, read_run
 from .views import safe_csv
 
-# trec_eval's default cutoffs per measure family (trec_eval -m P prints these).
-_FAMILY_CUTOFFS = {
-    "P": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
-    "recall": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
-    "map_cut": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
-    "ndcg_cut": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
-    "success": (1, 5, 10),
-}
+_FAMILY_CUTOFFS = TREC_FAMILY_CUTOFFS
 # What trec_eval prints without -m, restricted to the measures EvalSuite computes.
 DEFAULT_MEASURES = ("map", "recip_rank", *(f"P_{k}" for k in _FAMILY_CUTOFFS["P"]))
 
@@ -45,8 +39,7 @@ def expand_measures(names: list[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-# The order trec_eval prints its measures in (its measure table), for the ones EvalSuite has.
-_TREC_ORDER = ("map", "recip_rank", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success")
+_TREC_ORDER = TREC_PRINT_ORDER
 
 
 def trec_order(names: list[str]) -> list[str]:

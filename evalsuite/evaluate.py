@@ -51,7 +51,7 @@ class EvaluationReport:
     params : dict
         rel_level, queries policy, counts, run and qrels names, metric definitions.
     conventions : dict of str -> str
-        The rules applied (see ``metric-conventions.md``).
+        The rules applied (see ``docs/conventions.md``).
     warnings : list of str
         Things the reader or the evaluation noticed (from the run and qrels too).
     """
@@ -346,7 +346,7 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
         values[kernel_to_eval] = per_kernel[spec.name]
         table[spec.name] = values
         params = {"metric": spec.canonical, "k": spec.k, **params_common,
-                  "convention": CONVENTIONS["ndcg" if spec.base.startswith("ndcg") else spec.base]}
+                  "convention": CONVENTIONS[spec.base]}
         if spec.gains:
             params["gains"] = spec.gains
         if spec.trec_name:
@@ -354,7 +354,7 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
         scores[spec.name] = Score(values, params, query_ids=eval_ids)
     per_query = pd.DataFrame(table, index=pd.Index(eval_ids, name="query_id"))
     conventions = {"queries": QUERY_POLICIES[queries], "order": "score descending (float64), ties by doc id descending (trec_eval)"}
-    conventions.update({s.base: CONVENTIONS["ndcg" if s.base.startswith("ndcg") else s.base] for s in specs})
+    conventions.update({s.base: CONVENTIONS[s.base] for s in specs})
     if rel != 1 and any(s.base.startswith("ndcg") for s in specs):
         conventions["ndcg_rel_level"] = "grades below rel_level get gain 0 in nDCG (ranx); trec_eval ignores -l for nDCG"
     return EvaluationReport(

@@ -5,45 +5,24 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ._registry import METRICS
 from .errors import EvalSuiteError
 
 __all__ = ["MetricSpec", "parse_metric", "RANKING_METRICS"]
 
+_RANKING = [m for m in METRICS.values() if m.kind == "ranking"]
+
 # Canonical base name -> what it computes (shown in error messages and the docs).
-RANKING_METRICS = {
-    "precision": "precision@k: relevant docs in the top k / k",
-    "recall": "recall@k: relevant docs in the top k / relevant docs judged",
-    "hit_rate": "hit_rate@k: 1 if a relevant doc is in the top k (trec_eval success_k)",
-    "mrr": "mrr or mrr@k: 1 / rank of the first relevant doc (trec_eval recip_rank)",
-    "map": "map or map@k: average precision, divided by all relevant docs (trec_eval map_cut_k)",
-    "ndcg": "ndcg or ndcg@k: nDCG with linear gains (trec_eval ndcg_cut_k)",
-    "ndcg_burges": "ndcg_burges@k: nDCG with exponential gains 2^g - 1",
-    "judged": "judged@k: share of the top k docs that have a judgement (any grade)",
-}
+RANKING_METRICS = {m.name: f"{m.title}: {m.summary}" for m in _RANKING}
 
 # Lower-cased spellings accepted for each base in ranx style ``base@k``.
-_BASE_ALIASES = {
-    "precision": "precision", "p": "precision",
-    "recall": "recall", "r": "recall",
-    "hit_rate": "hit_rate", "hits": "hit_rate", "success": "hit_rate", "hitrate": "hit_rate",
-    "mrr": "mrr", "recip_rank": "mrr", "rr": "mrr",
-    "map": "map", "ap": "map",
-    "ndcg": "ndcg",
-    "ndcg_burges": "ndcg_burges", "ndcg_exp": "ndcg_burges",
-    "judged": "judged",
-}
+_BASE_ALIASES = {alias: m.name for m in _RANKING for alias in m.parse_names}
 
 # trec_eval measure names (case-sensitive, as trec_eval prints them).
-_TREC_CUT = {
-    "P": "precision",
-    "recall": "recall",
-    "success": "hit_rate",
-    "map_cut": "map",
-    "ndcg_cut": "ndcg",
-}
-_TREC_WHOLE = {"map": "map", "recip_rank": "mrr", "ndcg": "ndcg"}
+_TREC_CUT = {m.trec_cut: m.name for m in _RANKING if m.trec_cut}
+_TREC_WHOLE = {m.trec_whole: m.name for m in _RANKING if m.trec_whole}
 
-_TREC_PATTERN = re.compile(r"^(P|recall|success|map_cut|ndcg_cut)_(\S+)$")
+_TREC_PATTERN = re.compile(r"^(%s)_(\S+)$" % "|".join(map(re.escape, _TREC_CUT)))
 
 
 @dataclass(frozen=True)
@@ -72,10 +51,10 @@ class MetricSpec:
     @property
     def trec_name(self) -> str | None:
         """trec_eval's name for the same measure, or None when trec_eval has none."""
+        entry = METRICS[self.base]
         if self.k is None:
-            return {"map": "map", "mrr": "recip_rank", "ndcg": "ndcg"}.get(self.base)
-        prefix = {"precision": "P", "recall": "recall", "hit_rate": "success", "map": "map_cut", "ndcg": "ndcg_cut"}.get(self.base)
-        return f"{prefix}_{self.k}" if prefix else None
+            return entry.trec_whole
+        return f"{entry.trec_cut}_{self.k}" if entry.trec_cut else None
 
     @property
     def gains(self) -> str | None:

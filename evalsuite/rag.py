@@ -7,7 +7,7 @@ values (NaN where undefined) and ``params`` giving the coverage (defined / total
 Judgement lists hold ``True`` / ``False`` per item (claim, chunk, statement, citation);
 ``None`` inside a list means "not judged": the item is left out and counted in
 ``params["unjudged"]``, never read as False. Definitions and undefined cases follow
-``metric-conventions.md``; ``compat="ragas"`` reproduces RAGAS's own numbers where they differ.
+``docs/conventions.md``; ``compat="ragas"`` reproduces RAGAS's own numbers where they differ.
 
 The kernels work on Arrow list arrays (flat values plus offsets) and ``numpy.bincount``, so a
 million requests are scored without a Python loop per request; the record reader hands its
@@ -209,7 +209,7 @@ def context_precision(useful, *, compat: str | None = None) -> Score:
     References
     ----------
     RAGAS ``LLMContextPrecisionWithReference`` (explodinggradients/ragas,
-    ``metrics/_context_precision.py``); metric-conventions.md test vectors: [1,1,1] = 1.0,
+    ``metrics/_context_precision.py``); the registry's test vectors: [1,1,1] = 1.0,
     [1,0,1] = 0.8333, [0,1,1] = 0.5833, [0,0,1] = 0.3333, [0,0] = 0.0.
     """
     _check_compat(compat)

@@ -7,7 +7,7 @@ there is no Python loop over queries or docs. The list functions at the bottom
 (``precision_at_k`` ...) build that representation from Python lists; ``evaluate`` builds it
 from run and qrels files.
 
-Conventions (``shared/docs/metric-conventions.md``): a doc is relevant when its grade is
+Conventions (``docs/conventions.md``, generated from the registry): a doc is relevant when its grade is
 >= ``rel_level`` (grades <= 0 never are); R counts judged docs with grade >= ``rel_level``;
 P@k divides by k even when fewer docs were returned; MAP@k divides by R (trec_eval map_cut,
 ranx map@k), not by min(R, k) as Spark and ml_metrics do; nDCG's ideal ranking uses every judged
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._registry import METRICS
 from .errors import EvalSuiteError
 from .metric_names import MetricSpec
 from .score import Score
@@ -39,17 +40,10 @@ __all__ = [
     "ndcg_at_k",
 ]
 
+# Rule of each ranking metric, from the registry (what reports and Score.params carry).
 CONVENTIONS = {
     "relevant": "grade >= rel_level; grades <= 0 are never relevant (gain 0)",
-    "precision": "relevant in top k / k, k even when fewer docs were returned",
-    "recall": "relevant in top k / R (R = judged docs with grade >= rel_level); 0 when R = 0",
-    "map": "sum of P@i over relevant ranks i <= k, divided by R (trec_eval map_cut, ranx map@k)",
-    "mrr": "1 / rank of the first relevant doc within k (whole list without k); 0 if none",
-    "hit_rate": "1 if a relevant doc is in the top k (trec_eval success_k)",
-    "ndcg": "sum gain(g) / log2(rank + 1); linear gain g (Jarvelin & Kekalainen, trec_eval) or "
-    "exponential 2^g - 1 (Burges, ranx ndcg_burges); ideal from all judged docs with grade >= "
-    "rel_level, cut at k; 0 when the ideal DCG is 0",
-    "judged": "docs with any judgement in the top k / k (ir_measures Judged@k)",
+    **{m.name: m.convention for m in METRICS.values() if m.kind == "ranking"},
 }
 
 
@@ -342,7 +336,7 @@ def _list_metric(base: str, relevant, retrieved, k, rel_level, duplicates, allow
         "rel_level": rel_level,
         "n_queries": judged.n_queries,
         "duplicates": duplicates,
-        "convention": CONVENTIONS["ndcg" if base.startswith("ndcg") else base],
+        "convention": CONVENTIONS[base],
     }
     if spec.gains:
         params["gains"] = spec.gains

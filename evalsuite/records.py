@@ -1,4 +1,4 @@
-"""Per-request records (rag-records.md): reading, validation and evaluation of every metric they allow.
+"""Per-request records (docs/records.md): reading, validation and evaluation of every metric they allow.
 
 A record is one request a system answered. Files are JSONL, JSON (a list of objects, or
 RAGChecker's ``{"results": [...]}``), CSV/TSV (list fields as JSON strings) or Parquet. Column
@@ -24,6 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ._registry import METRICS
 from .errors import EvalSuiteError, reading_errors
 from ._lines import nonblank_lines
 from .io import (
@@ -45,7 +46,7 @@ from .score import Score
 
 __all__ = ["Records", "RecordsReport", "read_records", "concat_records", "evaluate_records", "ALIASES", "FIELDS"]
 
-# Canonical field -> kind of value (rag-records.md).
+# Canonical field -> kind of value (docs/records.md).
 FIELDS: dict[str, str] = {
     "query_id": "id",
     "system": "id",
@@ -876,7 +877,7 @@ def detect_records_format(data: bytes, name: str = "") -> str:
 def read_records(path_or_buffer: PathOrBuffer, format: str | None = None, *, source_name: str | None = None,
                  system: str | None = None, failure_stages: Sequence[str] = FAILURE_STAGES,
                  limits: ReadLimits | None = None, isolate: bool = False) -> Records:
-    """Read per-request records (rag-records.md) from JSONL, JSON, CSV/TSV or Parquet.
+    """Read per-request records (docs/records.md) from JSONL, JSON, CSV/TSV or Parquet.
 
     Parameters
     ----------
@@ -1037,16 +1038,9 @@ class RecordsReport:
         return self.per_query.copy()
 
 
+# Rule of each RAG metric, from the registry, and of the corpus values.
 CONVENTIONS = {
-    "context_precision": "average precision of the usefulness labels in rank order, / number useful (0 if none); "
-    "undefined without chunks",
-    "context_recall": "supported reference claims / reference claims; undefined without claims",
-    "context_relevance": "relevant chunks / chunks (mean grade if graded); undefined without chunks",
-    "faithfulness": "supported answer claims / answer claims; undefined without claims",
-    "answer_correctness": "(0.75 F1 + 0.25 similarity) / 1, F1 = 2TP / (2TP + FP + FN); F1 alone without similarity; "
-    "undefined without claims on either side",
-    "citation_recall": "statements fully supported by their citations / statements (ALCE)",
-    "citation_precision": "relevant citations / citations (ALCE); undefined without citations",
+    **{m.name: m.convention for m in METRICS.values() if m.kind in ("context", "answer")},
     "success": "1 if the request succeeded, 0 if not",
     "not judged": "None inside a judgement list is left out and counted, never read as False",
     "corpus value": "mean over the requests where the metric is defined, with coverage = defined / total",

@@ -1,4 +1,4 @@
-"""Each rule of shared/docs/metric-conventions.md (ranking part), pinned by a hand-computed case.
+"""Each rule of docs/conventions.md (ranking part), pinned by a hand-computed case.
 
 Expected values are worked out by hand in the comments (or follow from the rule directly).
 """

@@ -10,7 +10,7 @@ import evalsuite as es
 
 
 def test_context_precision_convention_vectors():
-    # metric-conventions.md: AP [1,1,1] = 1.0, [1,0,1] = 0.8333, [0,1,1] = 0.5833, [0,0,1] = 0.3333, [0,0] = 0.0
+    # docs/conventions.md (registry test vectors): AP [1,1,1] = 1.0, [1,0,1] = 0.8333, [0,1,1] = 0.5833, [0,0,1] = 0.3333, [0,0] = 0.0
     score = es.context_precision([[1, 1, 1], [1, 0, 1], [0, 1, 1], [0, 0, 1], [0, 0]])
     assert np.round(score.per_query, 4).tolist() == [1.0, 0.8333, 0.5833, 0.3333, 0.0]
     # By hand: [1,0,1] = (1/1 + 2/3) / 2; [0,1,1] = (1/2 + 2/3) / 2
@@ -116,7 +116,7 @@ def test_latency_summary_rejects_negative_and_non_finite_with_positions():
 
 
 def test_task_success_rate_wilson_vectors():
-    # metric-conventions.md: 8/10 -> [0.4902, 0.9433]; 0/10 -> [0, 0.2775]; 10/10 -> [0.7225, 1.0]
+    # docs/conventions.md (registry test vectors): 8/10 -> [0.4902, 0.9433]; 0/10 -> [0, 0.2775]; 10/10 -> [0.7225, 1.0]
     for successes, expected in ((8, (0.4902, 0.9433)), (0, (0.0, 0.2775)), (10, (0.7225, 1.0))):
         score = es.task_success_rate([True] * successes + [False] * (10 - successes))
         assert (round(score.params["ci_low"], 4), round(score.params["ci_high"], 4)) == expected
