@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 import evalsuite as es
-from evalsuite import views
-from evalsuite.report import InputFile, ReportSection, html_report
+from evalsuite import display
+from evalsuite.display import InputFile, ReportSection, html_report
 
-from . import loaders, store, ui, view, workspaces
+from . import loaders, session, ui, view, workspaces
 from .constants import (
     COMPARE_DEFAULT_RECORD_METRICS,
     COMPARE_DEFAULT_RUN_METRICS,
@@ -93,9 +93,9 @@ def report_spec() -> ReportSpec:
     active = workspaces.active()
     return ReportSpec(
         page_title=current.title, page_path=current.url_path, view_params=tuple(view.bound_params()),
-        workspace=active["name"] if active else None, files=tuple(store.files().values()),
-        qrels=store.active_qrels(), runs=tuple(store.runs().items()),
-        records=tuple(store.record_files()), rel_level=ui.rel_level(), bases=tuple(bases),
+        workspace=active["name"] if active else None, files=tuple(session.files().values()),
+        qrels=session.active_qrels(), runs=tuple(session.runs().items()),
+        records=tuple(session.record_files()), rel_level=ui.rel_level(), bases=tuple(bases),
         cutoffs=tuple(cutoffs), comparison=st.session_state.get(KEY_REPORT_COMPARE),
         figures=tuple(current.figures))
 
@@ -128,7 +128,7 @@ def _overview_runs(spec: ReportSpec, settings: dict, conventions: dict) -> Repor
     qrels_file, qrels, runs = _parsed(spec)
     ks = ui.cutoff_values(spec.cutoffs)
     metrics = ui.metric_names(spec.bases, spec.cutoffs)
-    judged = [views.metric_name("judged", k) for k in ks]
+    judged = [display.metric_name("judged", k) for k in ks]
     settings["overview metrics"] = metrics
     settings["cutoffs"] = [WHOLE_LIST if k is None else k for k in ks]
     if not metrics:
@@ -146,15 +146,15 @@ def _overview_runs(spec: ReportSpec, settings: dict, conventions: dict) -> Repor
     first = next(iter(reports.values()))
     conventions.update(first.conventions)
     settings["query policy"] = f"{first.params['queries']}: {first.conventions.get('queries', '')}"
-    note = (f"Qrels {store.qrels_label(qrels_file)}. Relevant from grade {spec.rel_level}. Means over the qrels queries "
+    note = (f"Qrels {session.qrels_label(qrels_file)}. Relevant from grade {spec.rel_level}. Means over the qrels queries "
             "(trec_eval -c): a qrels query missing from a run scores 0; run queries without qrels are dropped.")
     if failures:
         note += " Not evaluated: " + " ".join(failures)
-    table = views.overview_table(reports, metrics)
+    table = display.overview_table(reports, metrics)
     return ReportSection("Overview: ranking runs", note=note, tables=[
         ("Mean per system, with coverage (what the means are over)", table),
         ("judged@k: share of the top k docs that have a judgement, averaged over the queries each run answered "
-         "(a qrels query missing from a run has no docs to judge)", views.judged_table(reports, ks))])
+         "(a qrels query missing from a run has no docs to judge)", display.judged_table(reports, ks))])
 
 
 def _records_report(spec: ReportSpec):
@@ -171,7 +171,7 @@ def _overview_records(spec: ReportSpec, settings: dict, conventions: dict) -> Re
     if not metrics:
         return ReportSection("Overview: per-request records",
                              note="These records have no field a quality metric needs.")
-    _, summary = ui.rag_summary(views.rag_quality_table(report, metrics), metrics)
+    _, summary = ui.rag_summary(display.rag_quality_table(report, metrics), metrics)
     return ReportSection("Overview: per-request records", note=(
         "Each mean is over the requests where the metric is defined; coverage = defined / requests. A missing "
         "judgement is never read as False."), tables=[("Mean per system, with coverage", summary)])
@@ -247,7 +247,7 @@ def build_report(spec: ReportSpec, generated_at: str | None = None) -> bytes:
     settings: dict = {"page": spec.page_title or spec.page_path,
                       "view (URL query parameters)": "&".join(f"{k}={v}" for k, v in spec.view_params) or "defaults",
                       "workspace": spec.workspace or "not saved",
-                      "qrels": store.qrels_label(spec.qrels) if spec.qrels else "none",
+                      "qrels": session.qrels_label(spec.qrels) if spec.qrels else "none",
                       "rel_level": spec.rel_level}
     conventions: dict = {}
     sections = [

@@ -26,7 +26,7 @@ import os
 import streamlit as st
 
 import evalsuite as es
-from evalsuite.compare import compare as _compare, compare_per_query as _compare_per_query
+from evalsuite._compare import compare as _compare, compare_per_query as _compare_per_query
 from evalsuite.isolation import DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_S, DEFAULT_WORKERS, ReaderPool, set_default_pool
 
 from .constants import SAMPLE_DOCS, SAMPLE_FILES

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from . import export, store, ui, workspaces
+from . import export, session, ui, workspaces
 from .constants import KEY_SHARE_RESULT, MAX_WORKSPACE_NAME_CHARS
 
 MIB = 1024 * 1024
@@ -29,7 +29,7 @@ def problem_banner() -> None:
 
 
 def _default_name() -> str:
-    systems = [f.system for f in store.of_kind("run")]
+    systems = [f.system for f in session.of_kind("run")]
     stamp = pd.Timestamp.now(tz="UTC").strftime("%Y-%m-%d %H:%M UTC")
     return workspaces.default_name(systems, stamp)
 

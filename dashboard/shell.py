@@ -27,7 +27,7 @@ import streamlit as st
 
 import evalsuite
 
-from . import loaders, share, store, ui, view, workspaces
+from . import loaders, share, session, ui, view, workspaces
 from .constants import KEY_QRELS, KEY_REL_LEVEL, PAGE_ICON, PAGES, REPO
 
 _running = threading.local()
@@ -48,16 +48,16 @@ def page_entry(render: Callable[[], None]) -> None:
 def _qrels_picker() -> None:
     """Which qrels the ranking pages use: always said, with a picker when there is a choice.
 
-    The options are labels of name and SHA-256 start (:func:`store.qrels_label`), so two files
+    The options are labels of name and SHA-256 start (:func:`session.qrels_label`), so two files
     of the same name differ, and the URL and share links carry a label that names the same
     bytes in any session.
     """
-    qrels = store.qrels_files()
+    qrels = session.qrels_files()
     if not qrels:
         st.caption("Qrels: none loaded")
         return
-    labels = [store.qrels_label(f) for f in qrels]
-    new = store.take_new_active_qrels()
+    labels = [session.qrels_label(f) for f in qrels]
+    new = session.take_new_active_qrels()
     if len(qrels) == 1:
         st.caption("Qrels in use: " + ui.plain(labels[0]),
                    help="The judgements of the Overview, Per-query and Compare pages (ranking runs)")
@@ -66,7 +66,7 @@ def _qrels_picker() -> None:
         # A qrels file just uploaded becomes the active one (the Data page said so), over the
         # value an address bar or link may hold from before the upload.
         ui.forget_url_value(KEY_QRELS)
-        st.session_state[KEY_QRELS] = store.qrels_label(new)
+        st.session_state[KEY_QRELS] = session.qrels_label(new)
     elif KEY_QRELS not in st.session_state and st.query_params.get(KEY_QRELS) not in (None, *labels):
         # Links made by earlier versions name the qrels by file name or by SHA-256: the one
         # loaded file they name (if exactly one) is chosen, under its label.
@@ -74,9 +74,9 @@ def _qrels_picker() -> None:
         named = [f for f in qrels if asked in (f.digest, f.name)]
         if len(named) == 1:
             ui.forget_url_value(KEY_QRELS)
-            st.session_state[KEY_QRELS] = store.qrels_label(named[0])
+            st.session_state[KEY_QRELS] = session.qrels_label(named[0])
     if st.session_state.get(KEY_QRELS, labels[-1]) not in labels:
-        del st.session_state[KEY_QRELS]  # the chosen qrels was removed: back to the newest, as store.active_qrels
+        del st.session_state[KEY_QRELS]  # the chosen qrels was removed: back to the newest, as session.active_qrels
     # A value set in session state (above, or by the user) must not meet a default index too.
     default = {} if KEY_QRELS in st.session_state else {"index": len(qrels) - 1}
     ui.bound(st.selectbox, "Qrels in use", labels, key=KEY_QRELS, **default,
@@ -102,8 +102,8 @@ def main() -> None:
     # A share link (?ws=...) opens its workspace before the sample data would be loaded, and
     # before any page draws a widget, so the widgets find their options and take the URL's values.
     workspaces.open_from_url()
-    store.start_session()
-    store.process_pending()
+    session.start_session()
+    session.process_pending()
     workspaces.sync_url()
     pages = [_page(*spec, default=(i == 0)) for i, spec in enumerate(PAGES)]
     # The first page is served at "/". Its file is also served at its own path (/data), hidden in

@@ -16,9 +16,9 @@ import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 import evalsuite as es
-from evalsuite.views import metric_name, safe_csv
+from evalsuite.display import metric_name, safe_csv
 
-from . import loaders, store, view
+from . import loaders, session, view
 from .constants import KEY_REL_LEVEL, RAG_ORDER, SOURCES, WHOLE_LIST
 from .text import plain  # noqa: F401  (re-exported: pages escape user text with ui.plain)
 
@@ -229,9 +229,9 @@ def rel_level() -> int:
 
 def qrels_and_runs():
     """(qrels StoredFile, parsed Qrels, {system: (StoredFile, Run)}) of the session; Nones if missing."""
-    qrels_file = store.active_qrels()
+    qrels_file = session.active_qrels()
     qrels = loaders.read_qrels(qrels_file.digest, qrels_file.name, qrels_file.data) if qrels_file else None
-    runs = {system: (f, loaders.read_run(f.digest, f.name, f.data)) for system, f in store.runs().items()}
+    runs = {system: (f, loaders.read_run(f.digest, f.name, f.data)) for system, f in session.runs().items()}
     return qrels_file, qrels, runs
 
 
@@ -262,7 +262,7 @@ def records_report(k: int = 10):
     EvalSuiteError
         The files cannot be combined or evaluated.
     """
-    return records_report_of(tuple(store.record_files()), int(k), rel_level())
+    return records_report_of(tuple(session.record_files()), int(k), rel_level())
 
 
 def records_report_or_notice(spinner: str | None = None):
@@ -287,8 +287,8 @@ def pick_source(key: str, runs_needed: int) -> bool:
     """The "ranking runs / per-request records" switch of the Per-query and Compare pages, bound
     to the URL under ``key``. Its default is ranking runs when ``runs_needed`` runs and a qrels
     are loaded (or no records are), else per-request records. Returns True for ranking runs."""
-    runs_ready = len(store.runs()) >= runs_needed and store.active_qrels() is not None
-    default = 0 if runs_ready or not store.record_files() else 1
+    runs_ready = len(session.runs()) >= runs_needed and session.active_qrels() is not None
+    default = 0 if runs_ready or not session.record_files() else 1
     source = bound(st.radio, "Source", SOURCES, index=default, horizontal=True, key=key, label_visibility="collapsed")
     return source == SOURCES[0]
 

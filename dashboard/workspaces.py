@@ -30,9 +30,9 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import streamlit as st
 
 import evalsuite as es
-from evalsuite.store import DatasetRef, SavedWorkspace, Store, StoreError, WorkspaceSummary, open_store_from_config
+from evalsuite.storage import DatasetRef, SavedWorkspace, Store, StoreError, WorkspaceSummary, open_store_from_config
 
-from . import store as session
+from . import session
 from . import view
 from .constants import (
     KEY_STARTED,

@@ -21,7 +21,7 @@ This package never imports streamlit.
 from ._registry import METRICS, Metric, metric_info
 from .data import Qrels, Run
 from .errors import EvalSuiteError, ReaderStopped
-from .evaluate import DEFAULT_METRICS, EvaluationReport, evaluate
+from ._evaluate import DEFAULT_METRICS, EvaluationReport, evaluate
 from .io import FORMATS, detect_format, read_qrels, read_run
 from .limits import ReadLimits
 from .metric_names import parse_metric
@@ -48,7 +48,7 @@ from .ranking import (
 )
 from .records import Records, RecordsReport, concat_records, detect_records_format, evaluate_records, read_records
 from .score import Score
-from .compare import compare, compare_per_query, compare_records, ComparisonReport
+from ._compare import compare, compare_per_query, compare_records, ComparisonReport
 
 __version__ = "0.1.0"
 

@@ -2,7 +2,7 @@
 
 The table format is trec_eval's (``measure<TAB>query|all<TAB>value``, 4 decimals), so its
 output can be diffed against trec_eval's for the same measures. The CSV format is written by
-:func:`evalsuite.views.safe_csv`, as every other CSV export of EvalSuite: a query id starting with
+:func:`evalsuite.display.safe_csv`, as every other CSV export of EvalSuite: a query id starting with
 ``= + - @``, a tab or a carriage return gets a leading single quote so that no spreadsheet runs it
 as a formula; scores stay numbers.
 """
@@ -17,9 +17,9 @@ import pandas as pd
 
 from ._registry import TREC_FAMILY_CUTOFFS, TREC_PRINT_ORDER
 from .errors import EvalSuiteError
-from .evaluate import evaluate
+from ._evaluate import evaluate
 from .io import read_qrels, read_run
-from .views import safe_csv
+from ._validate import safe_csv
 
 _FAMILY_CUTOFFS = TREC_FAMILY_CUTOFFS
 # What trec_eval prints without -m, restricted to the measures EvalSuite computes.
@@ -60,7 +60,7 @@ def trec_order(names: list[str]) -> list[str]:
 
 def _format_csv(report, per_query: bool) -> bytes:
     """``query_id`` and one float column per metric: a row per query with ``per_query``, then
-    ``all`` with the means; as :func:`evalsuite.views.safe_csv` writes it (UTF-8, CRLF)."""
+    ``all`` with the means; as :func:`evalsuite.display.safe_csv` writes it (UTF-8, CRLF)."""
     metrics = list(report.scores)
     ids = [str(q) for q in report.per_query.index] if per_query else []
     columns = {"query_id": pd.Series([*ids, "all"], dtype=object)}

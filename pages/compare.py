@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import export, loaders, store, ui
+from dashboard import export, loaders, session, ui
 from dashboard.constants import (
     COMPARE_DEFAULT_RECORD_METRICS,
     COMPARE_DEFAULT_RUN_METRICS,
@@ -15,7 +15,7 @@ from dashboard.constants import (
     RECORDS_K,
     TESTS,
 )
-from evalsuite import figures, views
+from evalsuite import display
 
 LIST_COLUMNS = ("rank", "doc_id", "label", "title", "score")
 
@@ -54,7 +54,7 @@ def _report_table(report, names: tuple[str, str]) -> None:
     table = report.table
     shown = ["metric", "mean_baseline", "mean_system", "diff", "ci_low", "ci_high", "p_value", "p_adjusted",
              "significant", "effect_size", "wins", "ties", "losses", "n_queries", "n_dropped_nan"]
-    col_a, col_b = views.difference_columns(*names)
+    col_a, col_b = display.difference_columns(*names)
     st.dataframe(table, hide_index=True, width="stretch", column_order=[c for c in shown if c in table], column_config={
         "mean_baseline": st.column_config.NumberColumn(col_a, format="%.4f"),
         "mean_system": st.column_config.NumberColumn(col_b, format="%.4f"),
@@ -78,21 +78,21 @@ def _differences(report, names: tuple[str, str]) -> list[str]:
     metric = ui.pick("Per-query metric", report.metrics, key="compare_metric")
     regressions = ui.bound(st.toggle, f"Regressions only (queries where {ui.plain(names[1])} is worse)",
                            key="compare_regressions")
-    diff = views.per_query_difference(report.per_query[metric], *names)
+    diff = display.per_query_difference(report.per_query[metric], *names)
     if regressions:
         diff = diff[diff["diff"] < 0].reset_index(drop=True)
     if diff.empty:
         st.info("No query to show." if not regressions else f"{ui.plain(names[1])} is worse on no query.")
         return []
     left, right = st.columns(2)
-    ui.chart(figures.difference_bars(diff, metric, names), key="compare_diff", container=left)
-    ui.chart(figures.system_scatter(diff, metric, names), key="compare_scatter", container=right)
+    ui.chart(display.difference_bars(diff, metric, names), key="compare_diff", container=left)
+    ui.chart(display.system_scatter(diff, metric, names), key="compare_scatter", container=right)
     counts = diff["outcome"].value_counts()
     st.caption(f"{counts.get('B better', 0)} queries better, {counts.get('tie', 0)} tied, "
                f"{counts.get('B worse', 0)} worse for {ui.plain(names[1])} ({ui.plain(metric)}).")
     st.dataframe(diff, hide_index=True, width="stretch", height=260,
                  column_config={c: st.column_config.NumberColumn(c, format="%.4f")
-                                for c in (*views.difference_columns(*names), "diff")})
+                                for c in (*display.difference_columns(*names), "diff")})
     ui.download_csv(diff, f"per_query_diff_{metric}.csv", key="compare_diff_csv")
     return diff["query_id"].tolist()
 
@@ -102,8 +102,8 @@ def _ranked_lists(runs: dict, qrels, names: tuple[str, str], queries: list[str])
     query = ui.pick("Query", queries, key="compare_query")
     if query is None:
         return
-    titles = loaders.cranfield_titles() if any(f.sample for f in store.qrels_files()) else None
-    lists = [views.ranked_list_with_labels(runs[n], qrels, query, k=RANKED_LIST_DEPTH, rel_level=ui.rel_level(),
+    titles = loaders.cranfield_titles() if any(f.sample for f in session.qrels_files()) else None
+    lists = [display.ranked_list_with_labels(runs[n], qrels, query, k=RANKED_LIST_DEPTH, rel_level=ui.rel_level(),
                                            titles=titles) for n in names]
     columns = st.columns(2)
     for column, name, ranked in zip(columns, names, lists):
@@ -111,7 +111,7 @@ def _ranked_lists(runs: dict, qrels, names: tuple[str, str], queries: list[str])
             st.text(f"{name}: top {len(ranked)} of query {query}")
             st.dataframe(ranked, hide_index=True, width="stretch", height=420, column_order=LIST_COLUMNS,
                          column_config={"score": st.column_config.NumberColumn("score", format="%.3f")})
-    both = views.side_by_side_lists(lists[0], lists[1], names)
+    both = display.side_by_side_lists(lists[0], lists[1], names)
     ui.download_csv(both, f"ranked_lists_{query}.csv", key="compare_lists_csv")
 
 
@@ -197,7 +197,7 @@ def _records_view() -> None:
     if not metrics:
         st.info("Choose at least one metric.")
         return
-    digests = tuple(f.digest for f in store.record_files())
+    digests = tuple(f.digest for f in session.record_files())
     try:
         with st.spinner(f"Comparing {ui.plain(pair[1])} with {ui.plain(pair[0])} ({test} test)"):
             # Keyed by everything that defines the numbers: the files, k, rel_level, systems, settings.

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import loaders, share, store, ui
+from dashboard import loaders, share, session, ui
 from dashboard.constants import KEY_NOTICES, MAX_SYSTEM_CHARS
-from evalsuite import views
+from evalsuite import display
 
 _UPLOADERS = (
     ("run", "Runs", "TREC (query Q0 doc rank score tag), CSV, TSV, JSON, JSONL or Parquet; gzip too. Several at once."),
@@ -26,11 +26,11 @@ def _uploaders() -> None:
             uploaded = st.file_uploader(label, accept_multiple_files=True, key=f"data_upload_{kind}_{generation}",
                                         help=help_text)
             for item in uploaded or []:
-                store.queue(kind, item.name, item.getvalue())
+                session.queue(kind, item.name, item.getvalue())
     if st.session_state.get("data_pending"):
         # Empty the uploaders (new keys) so a file is read once; the store keeps the bytes.
         st.session_state["data_uploader_generation"] = generation + 1
-        store.process_pending()
+        session.process_pending()
         st.rerun()
 
 
@@ -39,7 +39,7 @@ def _messages() -> None:
     for text in notices:
         st.success(ui.plain(text), icon=":material/check_circle:")
     st.session_state[KEY_NOTICES] = []
-    problems = store.problems()
+    problems = session.problems()
     if problems:
         with st.container(border=True):
             st.markdown("**Files that could not be read** (nothing else was changed)")
@@ -51,7 +51,7 @@ def _messages() -> None:
 
 
 def _runs_table() -> None:
-    runs = store.of_kind("run")
+    runs = session.of_kind("run")
     st.subheader(f"Runs ({len(runs)})")
     if not runs:
         st.caption("No run loaded.")
@@ -59,7 +59,7 @@ def _runs_table() -> None:
     rows = []
     for f in runs:
         run = loaders.read_run(f.digest, f.name, f.data)
-        rows.append({"system": f.system, "file": f.name, **views.describe_run(run, f.format),
+        rows.append({"system": f.system, "file": f.name, **display.describe_run(run, f.format),
                      "sample": f.sample, "sha256": f.digest[:12]})
     table = pd.DataFrame(rows)
     st.dataframe(table, hide_index=True, width="stretch")
@@ -71,43 +71,43 @@ def _runs_table() -> None:
                 new = st.text_input(f"System name of {ui.plain(f.name)}", value=f.system, key=f"data_name_{f.digest[:16]}",
                                     max_chars=max(MAX_SYSTEM_CHARS, len(f.system)))
                 if new != f.system:
-                    problem = store.rename_run(f.key, new)
+                    problem = session.rename_run(f.key, new)
                     if problem:
                         st.warning(ui.plain(problem))
                     else:
                         st.rerun()
             with right:
                 if st.button("Remove", key=f"data_remove_{f.key}"):
-                    store.remove(f.key)
+                    session.remove(f.key)
                     st.rerun()
 
 
 def _qrels_table() -> None:
-    files = store.qrels_files()
+    files = session.qrels_files()
     st.subheader(f"Qrels ({len(files)})")
     if not files:
         st.caption("No qrels loaded: the ranking pages need them.")
         return
-    active = store.active_qrels()
+    active = session.active_qrels()
     rows = []
     for f in files:
         qrels = loaders.read_qrels(f.digest, f.name, f.data)
-        rows.append({"file": f.name, "active": f is active, **views.describe_qrels(qrels, f.format, ui.rel_level()),
+        rows.append({"file": f.name, "active": f is active, **display.describe_qrels(qrels, f.format, ui.rel_level()),
                      "sample": f.sample, "sha256": f.digest[:12]})
     table = pd.DataFrame(rows)
     st.dataframe(table, hide_index=True, width="stretch")
     ui.download_csv(table, "qrels.csv", key="data_qrels_csv")
-    st.caption(f"Qrels in use by the ranking pages: {ui.plain(store.qrels_label(active))}."
+    st.caption(f"Qrels in use by the ranking pages: {ui.plain(session.qrels_label(active))}."
                + (" Choose another in the sidebar (Qrels in use); a qrels file you upload becomes the active one."
                   if len(files) > 1 else ""))
     for f in files:
         if st.button(f"Remove {ui.plain(f.name)}", key=f"data_remove_{f.key}"):
-            store.remove(f.key)
+            session.remove(f.key)
             st.rerun()
 
 
 def _records_table() -> None:
-    files = store.record_files()
+    files = session.record_files()
     st.subheader(f"Per-request records ({len(files)})")
     if not files:
         st.caption("No records loaded: the RAG quality, Latency and Failures pages need them.")
@@ -115,14 +115,14 @@ def _records_table() -> None:
     rows = []
     for f in files:
         records = loaders.read_records(f.digest, f.name, f.data)
-        rows.append({"file": f.name, **views.describe_records(records, f.format), "sample": f.sample,
+        rows.append({"file": f.name, **display.describe_records(records, f.format), "sample": f.sample,
                      "sha256": f.digest[:12]})
     table = pd.DataFrame(rows)
     st.dataframe(table, hide_index=True, width="stretch")
     ui.download_csv(table, "records.csv", key="data_records_csv")
     for f in files:
         if st.button(f"Remove {ui.plain(f.name)}", key=f"data_remove_{f.key}"):
-            store.remove(f.key)
+            session.remove(f.key)
             st.rerun()
 
 
@@ -135,13 +135,13 @@ def render() -> None:
     _messages()
     left, middle, right = st.columns(3)
     if left.button("Clear sample data", key="data_clear_samples", icon=":material/delete_sweep:"):
-        store.clear(sample_only=True)
+        session.clear(sample_only=True)
         st.rerun()
     if middle.button("Clear all data", key="data_clear_all", icon=":material/delete_forever:"):
-        store.clear(sample_only=False)
+        session.clear(sample_only=False)
         st.rerun()
     if right.button("Load sample data", key="data_load_samples", icon=":material/dataset:"):
-        store.load_samples()
+        session.load_samples()
         st.rerun()
     _runs_table()
     _qrels_table()

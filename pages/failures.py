@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import ui
-from evalsuite import figures, views
+from evalsuite import display
 
 
 def _clicked_stage(event) -> str | None:
@@ -63,18 +63,18 @@ def render() -> None:
         st.info(f"{ui.plain(system)} has no failed request.")
     else:
         left, right = st.columns(2)
-        ui.chart(figures.failure_pie(stages, f"Failed requests of {system} by stage"), key="failures_pie",
+        ui.chart(display.failure_pie(stages, f"Failed requests of {system} by stage"), key="failures_pie",
                  container=left)
         # Bars listed bottom-up in the figure: point i of the selection is the i-th of this list.
         st.session_state["failures_bar_stages"] = stages.loc[stages["count"] > 0, "stage"].tolist()[::-1]
-        ui.chart_with_selection(figures.failure_bars(stages, "Click a stage to list its requests"), key="failures_bars",
+        ui.chart_with_selection(display.failure_bars(stages, "Click a stage to list its requests"), key="failures_bars",
                                 container=right, on_select=_on_stage_click, selection_mode="points")
     st.dataframe(stages, hide_index=True, width="stretch",
                  column_config={"share": st.column_config.NumberColumn("share of failed", format="%.3f")})
     ui.download_csv(table, "failure_stages.csv", key="failures_csv")
     stage_options = ["all stages"] + [s for s, n in zip(stages["stage"], stages["count"]) if n > 0]
     stage = ui.pick("Requests of stage (or click a bar above)", stage_options, key="failures_stage")
-    failed = views.failed_requests(records.frame, system, None if stage == "all stages" else stage)
+    failed = display.failed_requests(records.frame, system, None if stage == "all stages" else stage)
     st.subheader(f"Failed requests: {len(failed)}")
     st.dataframe(failed, hide_index=True, width="stretch")
     ui.download_csv(failed, f"failed_{system}.csv", key="failures_requests_csv")

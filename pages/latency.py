@@ -7,7 +7,7 @@ import streamlit as st
 
 from dashboard import ui
 from dashboard.constants import ECDF_POINTS, HISTOGRAM_BINS, LATENCY_RATE_BINS, SCATTER_POINTS
-from evalsuite import figures, views
+from evalsuite import display
 
 
 def _column(stage: str) -> str:
@@ -45,10 +45,10 @@ def render() -> None:
         st.info("No latency values for this stage and these systems.")
     else:
         left, right = st.columns(2)
-        binned = views.binned_histogram(frame, column, group="system", bins=HISTOGRAM_BINS, log=log)
-        points = views.ecdf_points(frame, column, group="system", max_points=ECDF_POINTS)
-        ui.chart(figures.latency_histogram(binned, log=log), key="latency_hist", container=left)
-        ui.chart(figures.latency_ecdf(points, log=log), key="latency_ecdf", container=right)
+        binned = display.binned_histogram(frame, column, group="system", bins=HISTOGRAM_BINS, log=log)
+        points = display.ecdf_points(frame, column, group="system", max_points=ECDF_POINTS)
+        ui.chart(display.latency_histogram(binned, log=log), key="latency_hist", container=left)
+        ui.chart(display.latency_ecdf(points, log=log), key="latency_ecdf", container=right)
         st.caption(f"{int(frame[column].notna().sum()):,} requests, drawn from {len(binned):,} bins and "
                    f"{len(points):,} ECDF points.")
 
@@ -61,16 +61,16 @@ def render() -> None:
                 "judgements or success, or the other way round.")
         return
     metric = ui.pick("Quality metric", metrics, key="latency_metric")
-    both = views.quality_vs_latency(report.per_query, metric, column)
+    both = display.quality_vs_latency(report.per_query, metric, column)
     both = both[both["system"].isin(systems)]
     if both.empty:
         st.info(f"No request of these systems has both {ui.plain(metric)} and {ui.plain(column)}: the records that have one lack the other.")
         return
-    if views.is_binary(both[metric]):
+    if display.is_binary(both[metric]):
         # A 0/1 metric (success) as a scatter puts every point on y = 0 or 1: show instead the share
         # of requests with 1 per latency bin (equal-count bins over all requests shown).
-        rates = views.rate_by_latency_bin(both, metric, column, bins=LATENCY_RATE_BINS)
-        ui.chart(figures.rate_by_latency(rates, metric, column), key="latency_rate")
+        rates = display.rate_by_latency_bin(both, metric, column, bins=LATENCY_RATE_BINS)
+        ui.chart(display.rate_by_latency(rates, metric, column), key="latency_rate")
         st.caption(f"{ui.plain(metric)} is 0 or 1 per request: each point is the share of requests with 1 among those in a "
                    f"latency bin (bins at the latency quantiles of the {len(both):,} requests shown, so of about equal "
                    "request counts; the n column gives each bin's), with its "
@@ -80,8 +80,8 @@ def render() -> None:
                                     for c in ("rate", "ci_low", "ci_high")})
         ui.download_csv(rates, "rate_by_latency.csv", key="latency_rate_csv", label="Download CSV (rate per bin)")
     else:
-        shown, sampled = views.sample_rows(both, SCATTER_POINTS)
-        ui.chart(figures.quality_latency_scatter(shown, metric, column), key="latency_scatter")
+        shown, sampled = display.sample_rows(both, SCATTER_POINTS)
+        ui.chart(display.quality_latency_scatter(shown, metric, column), key="latency_scatter")
         if sampled:
             st.caption(f"A seeded sample of {len(shown):,} of {len(both):,} requests.")
     ui.download_csv(both, "quality_latency.csv", key="latency_quality_csv", label="Download CSV (per request)")

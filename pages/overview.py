@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import export, store, ui
+from dashboard import export, session, ui
 from dashboard.constants import BASE_METRICS, CUTOFFS, DEFAULT_BASE_METRICS, DEFAULT_CUTOFFS, WHOLE_LIST, WHOLE_LIST_TREC
-from evalsuite import figures, views
+from evalsuite import display
 
 
 def _trec_help(metric: str) -> str | None:
@@ -24,10 +24,10 @@ def render() -> None:
                        help=f"{WHOLE_LIST} = no cutoff, the whole ranked list: trec_eval's "
                             + ", ".join(WHOLE_LIST_TREC.values()) + " (map@100 is trec_eval's map_cut_100, not map)")
     export.remember_overview(bases, cutoffs)
-    if not store.runs():
+    if not session.runs():
         ui.no_data("No run loaded.")
         return
-    qrels_file = store.active_qrels()
+    qrels_file = session.active_qrels()
     if qrels_file is None:
         ui.no_data("No qrels loaded: upload the judgements for your runs.")
         return
@@ -36,14 +36,14 @@ def render() -> None:
         return
     ks = ui.cutoff_values(cutoffs)
     metrics = ui.metric_names(bases, cutoffs)
-    judged = [views.metric_name("judged", k) for k in ks]
-    qrels_label = store.qrels_label(qrels_file)
-    with st.spinner(f"Evaluating {len(store.runs())} run(s) against {ui.plain(qrels_label)}"):
+    judged = [display.metric_name("judged", k) for k in ks]
+    qrels_label = session.qrels_label(qrels_file)
+    with st.spinner(f"Evaluating {len(session.runs())} run(s) against {ui.plain(qrels_label)}"):
         reports, failures = ui.run_reports(metrics + judged)
     for reason in failures.values():
         st.error(ui.plain(reason), icon=":material/error:")
-    if failures and len(store.qrels_files()) > 1:
-        st.info(f"{len(store.qrels_files())} qrels files are loaded and {ui.plain(qrels_label)} is in use: if a run "
+    if failures and len(session.qrels_files()) > 1:
+        st.info(f"{len(session.qrels_files())} qrels files are loaded and {ui.plain(qrels_label)} is in use: if a run "
                 "belongs to other judgements, choose them in the sidebar (Qrels in use).", icon=":material/info:")
     if not reports:
         st.warning("No run could be evaluated against these qrels.")
@@ -55,11 +55,11 @@ def render() -> None:
     if None in ks:
         st.caption("No cutoff (all): the whole ranked list, as trec_eval's "
                    + ", ".join(f"{m} = {ui.plain(t)}" for m, t in WHOLE_LIST_TREC.items() if m in bases) + ".")
-    table = views.overview_table(reports, metrics)
+    table = display.overview_table(reports, metrics)
     st.subheader("Headline metrics")
     st.dataframe(table[metrics], width="stretch",
                  column_config={m: st.column_config.NumberColumn(m, format="%.4f", help=_trec_help(m)) for m in metrics})
-    ui.chart(figures.metric_bars(table, metrics), key="overview_bars")
+    ui.chart(display.metric_bars(table, metrics), key="overview_bars")
     st.subheader("Coverage: what the means are over")
     coverage = table.drop(columns=metrics)
     st.dataframe(coverage, width="stretch", column_config={
@@ -69,7 +69,7 @@ def render() -> None:
     st.subheader("judged@k: share of the top k docs that have a judgement")
     st.caption("Averaged over the queries each run answered: a qrels query missing from a run has no docs that "
                "could lack a judgement (it is counted under Coverage above).")
-    judged_table = views.judged_table(reports, ks)
+    judged_table = display.judged_table(reports, ks)
     st.dataframe(judged_table, width="stretch",
                  column_config={j: st.column_config.NumberColumn(j, format="%.3f") for j in judged})
     ui.download_csv(judged_table, "judged.csv", key="overview_judged_csv", index=True)
@@ -81,7 +81,7 @@ def render() -> None:
 
     st.subheader("Queries dropped or scored 0")
     system = ui.pick("System", list(reports), key="overview_system")
-    accounting = views.query_accounting(reports[system])
+    accounting = display.query_accounting(reports[system])
     if accounting.empty:
         st.caption("Every run query was evaluated and every evaluated query has a relevant judged doc.")
     else:

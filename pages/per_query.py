@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard import loaders, store, ui
+from dashboard import loaders, session, ui
 from dashboard.constants import BASE_METRICS, CUTOFFS, RANKED_LIST_DEPTH, WHOLE_LIST, WHOLE_LIST_TREC
-from evalsuite import figures, views
+from evalsuite import display
 
 _RECORD_TEXT = ("question", "answer", "reference", "error")
 _RECORD_LISTS = ("context_useful", "context_relevant", "answer_claims_supported", "reference_claims_supported",
@@ -53,16 +53,16 @@ def _table_and_chart(table: pd.DataFrame, metric: str, file_stub: str) -> None:
                  column_config={c: st.column_config.NumberColumn(c, format="%.4f") for c in shown.columns
                                 if pd.api.types.is_float_dtype(shown[c])})
     ui.download_csv(shown, f"per_query_{file_stub}.csv", key="per_query_csv")
-    ui.chart(figures.per_query_bars(shown, metric, highlight=st.session_state.get("per_query_query")),
+    ui.chart(display.per_query_bars(shown, metric, highlight=st.session_state.get("per_query_query")),
              key="per_query_bars")
 
 
 def _runs_view() -> None:
-    runs = store.runs()
+    runs = session.runs()
     if not runs:
         ui.no_data("No run loaded.")
         return
-    qrels_file = store.active_qrels()
+    qrels_file = session.active_qrels()
     if qrels_file is None:
         ui.no_data("No qrels loaded.")
         return
@@ -73,7 +73,7 @@ def _runs_view() -> None:
                 help=f"{WHOLE_LIST} = no cutoff, the whole ranked list: trec_eval's "
                      + ", ".join(WHOLE_LIST_TREC.values()))
     cutoff = None if k == WHOLE_LIST else int(k)
-    metric = views.metric_name(base, cutoff)
+    metric = display.metric_name(base, cutoff)
     f = runs[system]
     qrels = loaders.read_qrels(qrels_file.digest, qrels_file.name, qrels_file.data)
     run = loaders.read_run(f.digest, f.name, f.data)
@@ -83,14 +83,14 @@ def _runs_view() -> None:
     except Exception as exc:
         ui.show_error(exc)
         return
-    table = views.per_query_table(report)
+    table = display.per_query_table(report)
     _table_and_chart(table, metric, system)
 
     st.subheader("Ranked list of one query")
     query = ui.pick("Query", table["query_id"].astype(str).tolist(), key="per_query_query")
     depth = RANKED_LIST_DEPTH if cutoff is None else max(cutoff, RANKED_LIST_DEPTH)
-    ranked = views.ranked_list_with_labels(run, qrels, query, k=depth, rel_level=ui.rel_level(),
-                                           titles=loaders.cranfield_titles() if any(s.sample for s in store.qrels_files()) else None)
+    ranked = display.ranked_list_with_labels(run, qrels, query, k=depth, rel_level=ui.rel_level(),
+                                           titles=loaders.cranfield_titles() if any(s.sample for s in session.qrels_files()) else None)
     value = table.loc[table["query_id"] == query, metric]
     st.text(f"Query {query}: {metric} = {float(value.iloc[0]):.4f}" if len(value) else f"Query {query}")
     if ranked.empty:

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import ui
-from evalsuite import figures, views
+from evalsuite import display
 
 
 def render() -> None:
@@ -21,7 +21,7 @@ def render() -> None:
         st.warning("These records have no field a quality metric needs: judgement lists (answer_claims_supported, "
                    "context_useful, ...) or success. The Latency and Failures pages may still apply.")
         return
-    table = views.rag_quality_table(report, metrics)
+    table = display.rag_quality_table(report, metrics)
     judged = table[(table["metric"] != "success") & (table["coverage"] > 0)]["system"].unique().tolist()
     default = [s for s in report.systems if s in judged] or report.systems
     systems = ui.bound(st.multiselect, "Systems", report.systems, default=default, key="rag_quality_systems",
@@ -48,7 +48,7 @@ def render() -> None:
 
     metric = ui.pick("Chart", list(wide.columns), key="rag_quality_metric")
     if metric:
-        ui.chart(figures.rag_metric_bars(table, metric), key="rag_quality_chart")
+        ui.chart(display.rag_metric_bars(table, metric), key="rag_quality_chart")
     st.subheader("Long table")
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(c, format="%.4f")

@@ -23,9 +23,9 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import AlertBase, HeadingBase, Markdown, Toast
 
 import evalsuite as es
-from evalsuite.compare import compare, compare_per_query
+from evalsuite._compare import compare, compare_per_query
 from dashboard.text import WORD_JOINER, plain
-from evalsuite.store import DatasetRef, check_workspace_id, new_workspace_id, open_store
+from evalsuite.storage import DatasetRef, check_workspace_id, new_workspace_id, open_store
 
 REPO = Path(__file__).resolve().parent.parent
 CRANFIELD = REPO / "sample_data" / "cranfield"
@@ -653,15 +653,15 @@ def test_a_reversed_range_in_the_url_is_dropped():
 
 
 def test_format_of_a_gzip_upload_with_several_members():
-    from dashboard import store
+    from dashboard import session
 
     jsonl_run = b"".join(json.dumps({"query_id": "1", "doc_id": d, "score": s}).encode() + b"\n"
                          for d, s in (("184", 3.0), ("29", 2.0), ("31", 1.0)))
     multi = gzip.compress(b"") + gzip.compress(jsonl_run)
     assert len(es.read_run(multi)) == 3  # the reader reads every member
-    assert store.format_used("run", "run.gz", multi) == "jsonl"
+    assert session.format_used("run", "run.gz", multi) == "jsonl"
     records = gzip.compress(b"") + gzip.compress(b'{"query_id": "1", "latency_ms": 5}\n{"query_id": "2", "latency_ms": 6}\n')
-    assert store.format_used("records", "records.gz", records) == "jsonl"
+    assert session.format_used("records", "records.gz", records) == "jsonl"
 
 
 # ----------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import scipy.stats
 from conftest import CRANFIELD, SAMPLE
 
 import evalsuite as es
-from evalsuite.compare import (
+from evalsuite._compare import (
     TABLE_COLUMNS,
     ComparisonReport,
     adjust_p_values,
@@ -473,7 +473,7 @@ def test_threaded_rows_equal_serial_rows_and_leave_warning_filters_alone(monkeyp
     import importlib
     import warnings
 
-    module = importlib.import_module("evalsuite.compare")  # es.compare is the function
+    module = importlib.import_module("evalsuite._compare")  # es.compare is the function
 
     rng = np.random.default_rng(21)
     ids = pd.Index([f"q{i}" for i in range(400)])

@@ -8,7 +8,8 @@ import pytest
 
 import evalsuite
 
-MODULES = sorted(m.name for m in pkgutil.iter_modules(evalsuite.__path__, "evalsuite.") if m.name != "evalsuite.__main__")
+MODULES = sorted(m.name for m in pkgutil.walk_packages(evalsuite.__path__, "evalsuite.")
+                 if m.name not in ("evalsuite.__main__", "evalsuite._reader_worker"))
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 import evalsuite as es
-from evalsuite.report import InputFile, ReportSection, html_report, sha256_hex
+from evalsuite.display import InputFile, ReportSection, html_report, sha256_hex
 from conftest import CRANFIELD
 
 

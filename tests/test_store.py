@@ -30,7 +30,7 @@ import pytest
 
 from conftest import CRANFIELD, ROOT, SAMPLE
 from evalsuite.errors import EvalSuiteError
-from evalsuite.store import (
+from evalsuite.storage import (
     DatasetRef,
     StoreError,
     WORKSPACE_ID_PATTERN,
@@ -663,7 +663,7 @@ def test_a_healthy_store_still_works_through_every_operation(store, raw):
 
 CHILD = r'''
 import json, os, sys, time
-from evalsuite.store import DatasetRef, open_store
+from evalsuite.storage import DatasetRef, open_store
 
 args = json.loads(sys.argv[1])
 store = open_store(args["url"], schema=args.get("schema"))

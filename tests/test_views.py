@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import evalsuite as es
-from evalsuite import figures, views
+from evalsuite import display
 
 QRELS = {"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"x": 1}, "q3": {"z": 0}}
 RUN = {"q1": {"a": 3.0, "d": 2.0, "c": 1.0, "b": 0.5}, "q3": {"z": 1.0}, "q9": {"a": 1.0}}
@@ -33,14 +33,14 @@ def read_back(data: bytes) -> list[list[str]]:
 
 @pytest.mark.parametrize("cell", ["=1+1", "+1", "-2", "@SUM(A1)", "\tx", "\rx", "=HYPERLINK(\"http://e\")"])
 def test_safe_csv_defuses_formula_cells(cell):
-    rows = read_back(views.safe_csv(pd.DataFrame({"query_id": [cell, "ok"], "value": [0.5, -0.25]})))
+    rows = read_back(display.safe_csv(pd.DataFrame({"query_id": [cell, "ok"], "value": [0.5, -0.25]})))
     assert rows[1][0] == "'" + cell
     assert rows[2] == ["ok", "-0.25"]  # a negative number in a numeric column stays a number
 
 
 def test_safe_csv_defuses_headers_and_index_and_keeps_nan_empty():
     frame = pd.DataFrame({"=cmd": ["a", None], "x": [1.0, np.nan]}, index=pd.Index(["+i", "j"], name="system"))
-    rows = read_back(views.safe_csv(frame, index=True))
+    rows = read_back(display.safe_csv(frame, index=True))
     assert rows[0] == ["system", "'=cmd", "x"]
     assert rows[1] == ["'+i", "a", "1.0"]
     assert rows[2] == ["j", "", ""]
@@ -48,7 +48,7 @@ def test_safe_csv_defuses_headers_and_index_and_keeps_nan_empty():
 
 def test_safe_csv_leaves_the_input_alone():
     frame = pd.DataFrame({"a": ["=x"]})
-    views.safe_csv(frame)
+    display.safe_csv(frame)
     assert frame.loc[0, "a"] == "=x"
 
 
@@ -57,7 +57,7 @@ def test_safe_csv_leaves_the_input_alone():
 
 
 def test_overview_table_counts_by_hand(report):
-    table = views.overview_table({"sys": report}, ["precision@2"])
+    table = display.overview_table({"sys": report}, ["precision@2"])
     row = table.loc["sys"]
     # q1 top 2: a (2, relevant), d (unjudged) -> 1/2; q2 missing from the run -> 0; q3: z grade 0 -> 0.
     assert row["precision@2"] == pytest.approx((0.5 + 0 + 0) / 3)
@@ -70,7 +70,7 @@ def test_overview_table_counts_by_hand(report):
 
 
 def test_query_accounting_names_each_query_and_reason(report):
-    table = views.query_accounting(report)
+    table = display.query_accounting(report)
     assert table.to_dict("records") == [
         {"query_id": "q9", "outcome": "dropped", "reason": "in the run but not in the qrels"},
         {"query_id": "q2", "outcome": "scored 0", "reason": "in the qrels but not in the run"},
@@ -79,7 +79,7 @@ def test_query_accounting_names_each_query_and_reason(report):
 
 
 def test_judged_table_by_hand(report):
-    table = views.judged_table({"sys": report}, [2, 4])
+    table = display.judged_table({"sys": report}, [2, 4])
     # judged@k = judged docs in the top k / k: q1 top 2 = a, d -> 1/2; top 4 = a, d, c, b -> 3/4;
     # q3: z judged -> 1/2 and 1/4. q2 is missing from the run: no docs, so not averaged (it
     # scores 0 in the report's means, as trec_eval -c, which would read as holes in the qrels).
@@ -92,11 +92,11 @@ def test_judged_table_by_hand(report):
 
 def test_judged_table_needs_the_metric(report):
     with pytest.raises(es.EvalSuiteError, match="judged@10"):
-        views.judged_table({"sys": report}, [10])
+        display.judged_table({"sys": report}, [10])
 
 
 def test_per_query_table_explains_zeros(report):
-    table = views.per_query_table(report).set_index("query_id")
+    table = display.per_query_table(report).set_index("query_id")
     assert table.loc["q1", "outcome"] == "scored"
     assert table.loc["q2", "outcome"] == "scored 0: missing from the run"
     assert table.loc["q3", "outcome"] == "scored 0: no relevant judged doc"
@@ -105,19 +105,19 @@ def test_per_query_table_explains_zeros(report):
 def test_ranked_list_with_labels():
     run = es.Run.from_dict({"q": {"a": 1.0, "b": 1.0, "c": 3.0, "d": 0.1}})
     qrels = es.Qrels.from_dict({"q": {"a": 2, "c": 0}})
-    table = views.ranked_list_with_labels(run, qrels, "q", k=3, titles={"a": "Doc A"})
+    table = display.ranked_list_with_labels(run, qrels, "q", k=3, titles={"a": "Doc A"})
     # Ties by doc id descending (trec_eval): c (3.0), then b before a (both 1.0).
     assert table["doc_id"].tolist() == ["c", "b", "a"]
     assert table["rank"].tolist() == [1, 2, 3]
     assert table["label"].tolist() == ["not relevant (0)", "unjudged", "relevant (2)"]
     assert np.isnan(table["grade"][1]) and table["grade"][2] == 2
     assert table["title"].tolist() == ["", "", "Doc A"]
-    assert views.ranked_list_with_labels(run, qrels, "q", rel_level=3)["label"].tolist()[2] == "not relevant (2)"
+    assert display.ranked_list_with_labels(run, qrels, "q", rel_level=3)["label"].tolist()[2] == "not relevant (2)"
 
 
 def test_ranked_list_of_a_query_the_run_lacks_is_empty():
     run = es.Run.from_dict({"q": {"a": 1.0}})
-    table = views.ranked_list_with_labels(run, None, "other")
+    table = display.ranked_list_with_labels(run, None, "other")
     assert table.empty and list(table.columns) == ["rank", "doc_id", "score", "grade", "label"]
 
 
@@ -125,8 +125,8 @@ def test_side_by_side_lists():
     run_a = es.Run.from_dict({"q": {"a": 3.0, "b": 2.0}})
     run_b = es.Run.from_dict({"q": {"b": 3.0, "c": 2.0, "a": 1.0}})
     qrels = es.Qrels.from_dict({"q": {"a": 1}})
-    both = views.side_by_side_lists(views.ranked_list_with_labels(run_a, qrels, "q"),
-                                    views.ranked_list_with_labels(run_b, qrels, "q"), ("A", "B"))
+    both = display.side_by_side_lists(display.ranked_list_with_labels(run_a, qrels, "q"),
+                                    display.ranked_list_with_labels(run_b, qrels, "q"), ("A", "B"))
     assert both["A: doc_id"].tolist()[:2] == ["a", "b"] and pd.isna(both["A: doc_id"][2])
     assert both["B: doc_id"].tolist() == ["b", "c", "a"]
     assert both["A: rank in other"].tolist() == [3, 1, pd.NA]
@@ -136,13 +136,13 @@ def test_side_by_side_lists():
 def test_per_query_difference():
     per_query = pd.DataFrame({"A": [0.5, 0.2, np.nan, 0.4], "B": [0.1, 0.2, 0.3, 0.9]},
                              index=pd.Index(["q1", "q2", "q3", "q4"], name="query_id"))
-    diff = views.per_query_difference(per_query, "A", "B")
+    diff = display.per_query_difference(per_query, "A", "B")
     assert diff["query_id"].tolist() == ["q1", "q2", "q4", "q3"]
     np.testing.assert_allclose(diff["diff"].to_numpy()[:3], [-0.4, 0.0, 0.5], atol=1e-15)
     assert diff["outcome"].tolist() == ["B worse", "tie", "B better", "undefined"]
     assert diff.columns.tolist() == ["query_id", "A: A", "B: B", "diff", "outcome"]
     with pytest.raises(es.EvalSuiteError, match="'C'"):
-        views.per_query_difference(per_query, "A", "C")
+        display.per_query_difference(per_query, "A", "C")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -154,7 +154,7 @@ def test_binned_histogram_equals_numpy():
     values = np.concatenate([rng.lognormal(6, 0.5, 1000), [np.nan, np.inf]])
     groups = np.repeat(["a", "b"], [600, 402])
     frame = pd.DataFrame({"system": groups, "latency_ms": values})
-    binned = views.binned_histogram(frame, "latency_ms", group="system", bins=20)
+    binned = display.binned_histogram(frame, "latency_ms", group="system", bins=20)
     finite = values[np.isfinite(values)]
     edges = np.linspace(finite.min(), finite.max(), 21)
     for name in ("a", "b"):
@@ -170,35 +170,35 @@ def test_binned_histogram_equals_numpy():
 
 def test_binned_histogram_log_edges_and_constant_values():
     frame = pd.DataFrame({"v": [1.0, 10.0, 100.0, 0.0, -5.0]})
-    binned = views.binned_histogram(frame, "v", bins=2, log=True)
+    binned = display.binned_histogram(frame, "v", bins=2, log=True)
     np.testing.assert_allclose(binned["left"].to_numpy(), [1.0, 10.0])
     assert binned["count"].tolist() == [1, 2]  # 0 and -5 cannot be on a log axis
-    constant = views.binned_histogram(pd.DataFrame({"v": [5.0, 5.0]}), "v", bins=3)
+    constant = display.binned_histogram(pd.DataFrame({"v": [5.0, 5.0]}), "v", bins=3)
     assert constant["count"].sum() == 2
-    assert views.binned_histogram(pd.DataFrame({"v": [np.nan]}), "v").empty
+    assert display.binned_histogram(pd.DataFrame({"v": [np.nan]}), "v").empty
 
 
 def test_ecdf_points_lie_on_the_ecdf():
     rng = np.random.default_rng(3)
     values = np.round(rng.exponential(100, 100_000), 1)  # many ties
-    points = views.ecdf_points(pd.DataFrame({"v": values}), "v", max_points=300)
+    points = display.ecdf_points(pd.DataFrame({"v": values}), "v", max_points=300)
     assert len(points) <= 300
     expected = np.searchsorted(np.sort(values), points["value"].to_numpy(), side="right") / values.size
     np.testing.assert_allclose(points["p"].to_numpy(), expected)
     assert points["value"].iloc[0] == values.min() and points["value"].iloc[-1] == values.max()
     assert points["p"].iloc[-1] == 1.0
-    small = views.ecdf_points(pd.DataFrame({"v": [3.0, 1.0, 2.0]}), "v")
+    small = display.ecdf_points(pd.DataFrame({"v": [3.0, 1.0, 2.0]}), "v")
     assert small["value"].tolist() == [1.0, 2.0, 3.0]
     np.testing.assert_allclose(small["p"], [1 / 3, 2 / 3, 1.0])
 
 
 def test_sample_rows_is_seeded_and_ordered():
     frame = pd.DataFrame({"x": np.arange(100)})
-    rows, sampled = views.sample_rows(frame, 10, seed=1)
-    again, _ = views.sample_rows(frame, 10, seed=1)
+    rows, sampled = display.sample_rows(frame, 10, seed=1)
+    again, _ = display.sample_rows(frame, 10, seed=1)
     assert sampled and len(rows) == 10 and rows["x"].is_monotonic_increasing
     pd.testing.assert_frame_equal(rows, again)
-    whole, sampled = views.sample_rows(frame, 100)
+    whole, sampled = display.sample_rows(frame, 100)
     assert whole is frame and sampled is False
 
 
@@ -231,7 +231,7 @@ def wilson(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float,
 
 def test_rag_quality_table_by_hand(records_report):
     _, report = records_report
-    table = views.rag_quality_table(report).set_index(["system", "metric"])
+    table = display.rag_quality_table(report).set_index(["system", "metric"])
     faith = table.loc[("s", "faithfulness")]
     assert faith["mean"] == pytest.approx((3 / 4 + 1) / 2)
     assert faith["coverage"] == pytest.approx(2 / 3) and faith["n_defined"] == 2 and faith["n"] == 3
@@ -245,24 +245,24 @@ def test_rag_quality_table_by_hand(records_report):
 
 def test_failed_requests_and_quality_vs_latency(records_report):
     records, report = records_report
-    failed = views.failed_requests(records.frame)
+    failed = display.failed_requests(records.frame)
     assert failed["query_id"].tolist() == ["2", "8", "9"]
     assert failed.columns.tolist() == ["system", "query_id", "failure_stage", "error"]
-    only = views.failed_requests(records.frame, "t", "generation")
+    only = display.failed_requests(records.frame, "t", "generation")
     assert only["query_id"].tolist() == ["8", "9"]
-    assert views.failed_requests(records.frame, "s", "generation").empty
-    both = views.quality_vs_latency(report.per_query, "faithfulness", "latency_ms")
+    assert display.failed_requests(records.frame, "s", "generation").empty
+    both = display.quality_vs_latency(report.per_query, "faithfulness", "latency_ms")
     assert both[["system", "query_id"]].values.tolist() == [["s", "1"]]
     with pytest.raises(es.EvalSuiteError):
-        views.quality_vs_latency(report.per_query, "context_recall")
+        display.quality_vs_latency(report.per_query, "context_recall")
 
 
 def test_describe_tables():
     run = es.Run.from_dict({"q1": {"a": 1.0, "b": 0.5}, "q2": {"a": 2.0}})
-    described = views.describe_run(run, "trec")
+    described = display.describe_run(run, "trec")
     assert (described["queries"], described["rows"], described["distinct docs"], described["docs per query (max)"]) == (2, 3, 2, 2)
     qrels = es.Qrels.from_dict({"q1": {"a": 2, "b": 0}, "q2": {"c": 1}})
-    described = views.describe_qrels(qrels, "trec", rel_level=2)
+    described = display.describe_qrels(qrels, "trec", rel_level=2)
     assert described["relevant (grade >= 2)"] == 1 and described["grade levels"] == "0, 1, 2"
 
 
@@ -273,23 +273,23 @@ def test_describe_tables():
 def test_figures_stay_light_and_escape_text(records_report):
     frame = pd.DataFrame({"system": np.repeat(["<b>x</b>", "y"], 500_000),
                           "latency_ms": np.random.default_rng(0).gamma(2, 300, 1_000_000)})
-    binned = views.binned_histogram(frame, "latency_ms", group="system", bins=60)
-    points = views.ecdf_points(frame, "latency_ms", group="system", max_points=400)
-    hist, ecdf = figures.latency_histogram(binned), figures.latency_ecdf(points)
+    binned = display.binned_histogram(frame, "latency_ms", group="system", bins=60)
+    points = display.ecdf_points(frame, "latency_ms", group="system", max_points=400)
+    hist, ecdf = display.latency_histogram(binned), display.latency_ecdf(points)
     assert sum(len(t.x) for t in hist.data) == 120
     assert sum(len(t.x) for t in ecdf.data) <= 800
     assert [t.name for t in hist.data] == ["&lt;b&gt;x&lt;/b&gt;", "y"]
     stages = pd.DataFrame({"stage": ["retrieval", "generation", "other"], "count": [2, 0, 1], "share": [2 / 3, 0, 1 / 3]})
-    pie = figures.failure_pie(stages, "t")
+    pie = display.failure_pie(stages, "t")
     assert list(pie.data[0].labels) == ["retrieval", "other"] and list(pie.data[0].values) == [2, 1]
 
 
 def test_difference_figures():
-    diff = views.per_query_difference(pd.DataFrame({"A": [0.1, 0.5], "B": [0.3, 0.2]}, index=["q1", "q2"]), "A", "B")
-    bars = figures.difference_bars(diff, "ndcg@10", ("A", "B"))
+    diff = display.per_query_difference(pd.DataFrame({"A": [0.1, 0.5], "B": [0.3, 0.2]}, index=["q1", "q2"]), "A", "B")
+    bars = display.difference_bars(diff, "ndcg@10", ("A", "B"))
     assert list(bars.data[0].x) == ["q2", "q1"]
     np.testing.assert_allclose(bars.data[0].y, [-0.3, 0.2])
-    scatter = figures.system_scatter(diff, "ndcg@10", ("A", "B"))
+    scatter = display.system_scatter(diff, "ndcg@10", ("A", "B"))
     np.testing.assert_allclose(scatter.data[0].x, [0.5, 0.1])
     np.testing.assert_allclose(scatter.data[0].y, [0.2, 0.3])
 
@@ -303,33 +303,33 @@ def test_difference_figures():
 def test_per_query_difference_with_systems_named_like_its_columns(names):
     a, b = names
     per_query = pd.DataFrame({a: [0.5, 0.2, 0.4], b: [0.1, 0.2, 0.9]}, index=pd.Index(["q1", "q2", "q3"], name="query_id"))
-    diff = views.per_query_difference(per_query, a, b)
-    col_a, col_b = views.difference_columns(a, b)
+    diff = display.per_query_difference(per_query, a, b)
+    col_a, col_b = display.difference_columns(a, b)
     assert diff.columns.tolist() == ["query_id", col_a, col_b, "diff", "outcome"]
     assert len(set(diff.columns)) == 5
     assert diff["query_id"].tolist() == ["q1", "q2", "q3"]
     np.testing.assert_allclose(diff[col_a].to_numpy(), [0.5, 0.2, 0.4])
     np.testing.assert_allclose(diff[col_b].to_numpy(), [0.1, 0.2, 0.9])
     np.testing.assert_allclose(diff["diff"].to_numpy(), [-0.4, 0.0, 0.5], atol=1e-15)
-    scatter = figures.system_scatter(diff, "ndcg@10", names)
+    scatter = display.system_scatter(diff, "ndcg@10", names)
     np.testing.assert_allclose(scatter.data[0].x, [0.5, 0.2, 0.4])
     np.testing.assert_allclose(scatter.data[0].y, [0.1, 0.2, 0.9])
-    bars = figures.difference_bars(diff, "ndcg@10", names)
+    bars = display.difference_bars(diff, "ndcg@10", names)
     assert list(bars.data[0].x) == ["q1", "q2", "q3"]
 
 
 def test_system_scatter_axes_are_the_metric_range_on_both_axes():
-    diff = views.per_query_difference(pd.DataFrame({"A": [0.1, 0.5, 0.0], "B": [0.3, 0.2, 1.0]},
+    diff = display.per_query_difference(pd.DataFrame({"A": [0.1, 0.5, 0.0], "B": [0.3, 0.2, 1.0]},
                                                    index=["q1", "q2", "q3"]), "A", "B")
-    scatter = figures.system_scatter(diff, "ndcg@10", ("A", "B"))
+    scatter = display.system_scatter(diff, "ndcg@10", ("A", "B"))
     x, y = scatter.layout.xaxis, scatter.layout.yaxis
     assert list(x.range) == list(y.range) == pytest.approx([-0.03, 1.03])
     assert x.constrain == y.constrain == "domain"  # the 1:1 scale shrinks the plot, never the range
     assert y.scaleanchor == "x"
     np.testing.assert_allclose(scatter.data[1].x, [-0.03, 1.03])  # the diagonal spans the axes
     # Values off [0, 1] (a score a records file gives on its own scale): their span, padded.
-    wide = views.per_query_difference(pd.DataFrame({"A": [0.0, 4.0], "B": [2.0, 5.0]}, index=["q1", "q2"]), "A", "B")
-    assert list(figures.system_scatter(wide, "score", ("A", "B")).layout.xaxis.range) == pytest.approx([-0.15, 5.15])
+    wide = display.per_query_difference(pd.DataFrame({"A": [0.0, 4.0], "B": [2.0, 5.0]}, index=["q1", "q2"]), "A", "B")
+    assert list(display.system_scatter(wide, "score", ("A", "B")).layout.xaxis.range) == pytest.approx([-0.15, 5.15])
 
 
 @pytest.mark.parametrize("label", ["Retrieval", " retrieval ", "RETRIEVAL\t", "retrieval"])
@@ -341,21 +341,21 @@ def test_failed_requests_match_stages_as_the_reader_does(label):
     report = es.evaluate_records(records)
     counts = report.failure_table.set_index("stage")["count"]
     assert counts["retrieval"] == 1 and counts["generation"] == 1  # what the page offers to click
-    listed = views.failed_requests(records.frame, "s", "retrieval")
+    listed = display.failed_requests(records.frame, "s", "retrieval")
     assert listed["query_id"].tolist() == ["1"]
     assert listed["failure_stage"].tolist() == [label]  # shown as the file has it
-    assert views.failed_requests(records.frame, "s", "generation")["query_id"].tolist() == ["2"]
-    assert views.failed_requests(records.frame, "s", " Generation")["query_id"].tolist() == ["2"]
+    assert display.failed_requests(records.frame, "s", "generation")["query_id"].tolist() == ["2"]
+    assert display.failed_requests(records.frame, "s", " Generation")["query_id"].tolist() == ["2"]
 
 
 def test_judged_table_with_the_whole_list(report):
     whole = es.evaluate(es.Qrels.from_dict(QRELS), es.Run.from_dict(RUN), ["judged@2", "judged"])
-    table = views.judged_table({"sys": whole}, [2, None])
+    table = display.judged_table({"sys": whole}, [2, None])
     # judged (whole list) = judged docs / docs returned: q1 a, d, c, b -> 3/4; q3 z -> 1; q2 is
     # missing from the run and not averaged.
     assert table.loc["sys", "judged"] == pytest.approx((0.75 + 1) / 2)
     assert table.loc["sys", "queries with an unjudged doc in the ranked list"] == 1
-    assert views.metric_name("map", None) == "map" and views.metric_name("map", 100) == "map@100"
+    assert display.metric_name("map", None) == "map" and display.metric_name("map", 100) == "map@100"
 
 
 def test_rate_by_latency_bin_by_hand():
@@ -365,7 +365,7 @@ def test_rate_by_latency_bin_by_hand():
     success[3] = np.nan  # unknown: left out
     frame = pd.DataFrame({"system": "s", "query_id": [str(i) for i in range(20)], "success": success,
                           "latency_ms": latency})
-    table = views.rate_by_latency_bin(frame, "success", "latency_ms", bins=4)
+    table = display.rate_by_latency_bin(frame, "success", "latency_ms", bins=4)
     kept = latency[~np.isnan(success)]
     edges = np.quantile(kept, [0, 0.25, 0.5, 0.75, 1.0])
     np.testing.assert_allclose(table["left"], edges[:-1])
@@ -383,10 +383,10 @@ def test_rate_by_latency_bin_by_hand():
     for row in table.itertuples():
         low, high = wilson(row.successes, row.n)
         assert (row.ci_low, row.ci_high) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
-    assert views.is_binary(frame["success"]) and not views.is_binary([0.0, 0.5, 1.0]) and not views.is_binary([np.nan])
+    assert display.is_binary(frame["success"]) and not display.is_binary([0.0, 0.5, 1.0]) and not display.is_binary([np.nan])
     with pytest.raises(es.EvalSuiteError, match="other than 0 and 1"):
-        views.rate_by_latency_bin(frame.assign(success=0.5), "success")
-    figure = figures.rate_by_latency(table, "success")
+        display.rate_by_latency_bin(frame.assign(success=0.5), "success")
+    figure = display.rate_by_latency(table, "success")
     assert list(figure.layout.yaxis.range) == pytest.approx([-0.03, 1.03])
     np.testing.assert_allclose(figure.data[0].y, table["rate"])
 
@@ -394,17 +394,17 @@ def test_rate_by_latency_bin_by_hand():
 def test_quality_latency_scatter_keeps_the_metric_range():
     data = pd.DataFrame({"system": ["s", "s"], "query_id": ["1", "2"], "faithfulness": [0.5, 0.75],
                          "latency_ms": [100.0, 200.0]})
-    figure = figures.quality_latency_scatter(data, "faithfulness")
+    figure = display.quality_latency_scatter(data, "faithfulness")
     assert list(figure.layout.yaxis.range) == pytest.approx([-0.03, 1.03])
 
 
 def test_per_query_difference_refuses_a_system_with_two_columns():
     per_query = pd.DataFrame([[0.1, 0.2, 0.5], [0.3, 0.3, 0.5]], columns=["s", "s", "t"], index=["q1", "q2"])
     with pytest.raises(es.EvalSuiteError, match="'s' has 2 columns"):
-        views.per_query_difference(per_query, "s", "t")
+        display.per_query_difference(per_query, "s", "t")
 
 
 def test_figure_text_keeps_entities_written_in_names():
-    diff = views.per_query_difference(pd.DataFrame({"a&lt;b": [0.1], "B": [0.2]}, index=["q&amp;1"]), "a&lt;b", "B")
-    bars = figures.difference_bars(diff, "ndcg@10", ("a&lt;b", "B"))
+    diff = display.per_query_difference(pd.DataFrame({"a&lt;b": [0.1], "B": [0.2]}, index=["q&amp;1"]), "a&lt;b", "B")
+    bars = display.difference_bars(diff, "ndcg@10", ("a&lt;b", "B"))
     assert "a&amp;lt;b" in bars.layout.yaxis.title.text  # plotly shows "a&lt;b", not "a<b"

@@ -25,9 +25,10 @@ import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
 
-from .data import Qrels, Run
-from .errors import EvalSuiteError
-from .evaluate import EvaluationReport
+from ..data import Qrels, Run
+from .._validate import FORMULA_PREFIXES, defuse_formula as _defuse, safe_csv
+from ..errors import EvalSuiteError
+from .._evaluate import EvaluationReport
 
 __all__ = [
     "FORMULA_PREFIXES",
@@ -54,58 +55,7 @@ __all__ = [
     "rag_quality_table",
 ]
 
-# Cell starts that make Excel, LibreOffice or Google Sheets read a cell as a formula (OWASP,
-# "CSV Injection"): '=', '+', '-', '@', tab and carriage return.
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-
-
-# ----------------------------------------------------------------------------------------------
-# Export.
-
-
-def _defuse(text: str) -> str:
-    return "'" + text if text.startswith(FORMULA_PREFIXES) else text
-
-
-def safe_csv(frame: pd.DataFrame, index: bool = False) -> bytes:
-    """CSV bytes (UTF-8) of ``frame`` that are safe to open in a spreadsheet.
-
-    Every text cell, column name and index label that starts with ``= + - @``, a tab or a
-    carriage return gets a leading single quote, so the spreadsheet shows it as text instead
-    of evaluating it (OWASP "CSV Injection"). Numeric columns are written as numbers
-    (``-0.25`` in a float column is a number, not a formula); NaN is an empty cell.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        Any table; it is not modified.
-    index : bool
-        Write the index as the first column(s).
-
-    Returns
-    -------
-    bytes
-        The CSV file content.
-    """
-    out = frame.copy()
-    out.columns = [_defuse(str(c)) for c in out.columns]
-    for col in out.columns:
-        series = out[col]
-        if not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)
-                or pd.api.types.is_datetime64_any_dtype(series)):
-            out[col] = series.map(lambda v: v if v is None or (isinstance(v, float) and np.isnan(v))
-                                  else _defuse(v if isinstance(v, str) else str(v)))
-    if index:
-        if isinstance(out.index, pd.MultiIndex):
-            out.index = pd.MultiIndex.from_tuples(
-                [tuple(_defuse(str(v)) for v in t) for t in out.index], names=out.index.names)
-        elif not pd.api.types.is_numeric_dtype(out.index):
-            out.index = pd.Index([_defuse(str(v)) for v in out.index], name=out.index.name)
-    buffer = io.StringIO()
-    # CRLF line ends (RFC 4180): Python's csv module quotes a field holding any character of the
-    # line terminator, so with "\r\n" a lone CR or LF inside a cell is quoted too.
-    out.to_csv(buffer, index=index, lineterminator="\r\n")
-    return buffer.getvalue().encode("utf-8")
+# Spreadsheet-safe CSV lives in the shared validation module (the CLI and reports use it too).
 
 
 # ----------------------------------------------------------------------------------------------
@@ -608,7 +558,7 @@ def rate_by_latency_bin(frame: pd.DataFrame, metric: str, latency: str = "latenc
     EvalSuiteError
         ``bins`` < 1, a column is missing, or ``metric`` holds a value other than 0, 1 or NaN.
     """
-    from .rag import task_success_rate
+    from ..rag import task_success_rate
 
     if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
         raise EvalSuiteError("bins must be a positive integer", field="bins", value=bins)

@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from .errors import EvalSuiteError
+from ..errors import EvalSuiteError
 
 __all__ = [
     "DATASET_KINDS",
@@ -427,7 +427,7 @@ def _token_hash(token: str) -> str:
 
 
 def _evalsuite_version() -> str:
-    from . import __version__  # late: the package imports this module's siblings first
+    from .. import __version__  # late: the package imports this module's siblings first
 
     return __version__
 

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._validate import defuse_formula
 from .errors import EvalSuiteError
 
 __all__ = [
@@ -311,14 +312,11 @@ def latex_escape(text: Any) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
 
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _spreadsheet_safe(value: Any) -> Any:
-    """Prefix text that a spreadsheet would run as a formula with a single quote."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
-    return value
+    """Text that a spreadsheet would run as a formula, with a leading single quote."""
+    return defuse_formula(value) if isinstance(value, str) else value
 
 
 def _format_p(p: float, digits: int) -> str:
@@ -822,7 +820,7 @@ def compare(qrels, runs: Mapping[str, Any], metrics: str | Sequence[str] = DEFAU
         scored 0 where the other has results); everything :func:`evaluate` and
         :func:`compare_per_query` raise.
     """
-    from .evaluate import _as_qrels, evaluate
+    from ._evaluate import _as_qrels, evaluate
 
     if not isinstance(runs, Mapping):
         raise EvalSuiteError("runs must map each system name to its run, e.g. {'bm25': 'bm25.trec', 'dense': run}",

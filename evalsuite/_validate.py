@@ -1,0 +1,68 @@
+"""Checks and text handling shared by the readers, the metrics and every export.
+
+Spreadsheet-safe CSV (every CSV EvalSuite writes goes through :func:`safe_csv` or
+:func:`defuse_formula`).
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["FORMULA_PREFIXES", "defuse_formula", "safe_csv"]
+
+# Cell starts that make Excel, LibreOffice or Google Sheets read a cell as a formula (OWASP,
+# "CSV Injection"): '=', '+', '-', '@', tab and carriage return.
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def defuse_formula(text: str) -> str:
+    """``text`` with a leading single quote when a spreadsheet would read it as a formula.
+
+    >>> defuse_formula("=1+1"), defuse_formula("q1")
+    ("'=1+1", 'q1')
+    """
+    return "'" + text if text.startswith(FORMULA_PREFIXES) else text
+
+
+def safe_csv(frame: pd.DataFrame, index: bool = False) -> bytes:
+    """CSV bytes (UTF-8) of ``frame`` that are safe to open in a spreadsheet.
+
+    Every text cell, column name and index label that starts with ``= + - @``, a tab or a
+    carriage return gets a leading single quote, so the spreadsheet shows it as text instead
+    of evaluating it (OWASP "CSV Injection"). Numeric columns are written as numbers
+    (``-0.25`` in a float column is a number, not a formula); NaN is an empty cell.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Any table; it is not modified.
+    index : bool
+        Write the index as the first column(s).
+
+    Returns
+    -------
+    bytes
+        The CSV file content.
+    """
+    out = frame.copy()
+    out.columns = [defuse_formula(str(c)) for c in out.columns]
+    for col in out.columns:
+        series = out[col]
+        if not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)
+                or pd.api.types.is_datetime64_any_dtype(series)):
+            out[col] = series.map(lambda v: v if v is None or (isinstance(v, float) and np.isnan(v))
+                                  else defuse_formula(v if isinstance(v, str) else str(v)))
+    if index:
+        if isinstance(out.index, pd.MultiIndex):
+            out.index = pd.MultiIndex.from_tuples(
+                [tuple(defuse_formula(str(v)) for v in t) for t in out.index], names=out.index.names)
+        elif not pd.api.types.is_numeric_dtype(out.index):
+            out.index = pd.Index([defuse_formula(str(v)) for v in out.index], name=out.index.name)
+    buffer = io.StringIO()
+    # CRLF line ends (RFC 4180): Python's csv module quotes a field holding any character of the
+    # line terminator, so with "\r\n" a lone CR or LF inside a cell is quoted too.
+    out.to_csv(buffer, index=index, lineterminator="\r\n")
+    return buffer.getvalue().encode("utf-8")

@@ -1,0 +1,28 @@
+"""Presentation: tables shaped for display, plotly figures and the self-contained HTML report.
+
+Pure functions over EvalSuite's results (every number comes from the evaluation package); the
+dashboard and the report show what they return. Nothing here imports streamlit. The figures need
+plotly (``pip install evalsuite[dashboard]``), which is loaded on first use of a figure, so the
+tables and the report work without it.
+"""
+
+from __future__ import annotations
+
+from ._report import InputFile, ReportSection, html_report, sha256_hex
+from ._tables import *  # noqa: F401,F403  (the tables' __all__)
+from ._tables import __all__ as _TABLES
+
+_FIGURES = ("STAGE_COLORS", "metric_bars", "per_query_bars", "latency_histogram", "latency_ecdf", "failure_pie",
+            "failure_bars", "difference_bars", "system_scatter", "quality_latency_scatter", "rate_by_latency",
+            "value_range", "rag_metric_bars")
+
+__all__ = [*_TABLES, *_FIGURES, "InputFile", "ReportSection", "html_report", "sha256_hex"]
+
+
+def __getattr__(name: str):
+    # Figures import plotly: only when one is asked for.
+    if name in _FIGURES:
+        from . import _figures
+
+        return getattr(_figures, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
