@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from ._keys import group_keys, strings_equal
 from .data import Qrels, Run
+from ._validate import ranks_from_counts
 from .errors import EvalSuiteError
 from .metric_names import MetricSpec, parse_metric
 from .ranking import CONVENTIONS, JudgedRanking, check_rel_level, compute_metrics
@@ -167,11 +168,6 @@ def parse_metrics(metrics: str | Sequence[str]) -> list[MetricSpec]:
     return specs
 
 
-def _ranks(counts: np.ndarray) -> np.ndarray:
-    starts = np.cumsum(counts) - counts
-    return np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(starts, counts)
-
-
 def _exact_grades(run: Run, rows: np.ndarray, row_query: np.ndarray, qrels: Qrels, qrels_rows: np.ndarray,
                   qrels_query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Exact (string) join of run rows with judgements; used only for queries with a key collision."""
@@ -301,7 +297,7 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
     counts = run.counts[run_kept]
     selected = counts if max_k is None else np.minimum(counts, max_k)
     starts = run.offsets[:-1][run_kept]
-    row_rank = _ranks(selected)
+    row_rank = ranks_from_counts(selected)
     rows = np.repeat(starts, selected) + row_rank
     row_query = np.repeat(np.arange(n_run_kept, dtype=np.int64), selected)
 

@@ -1,7 +1,8 @@
-"""Checks and text handling shared by the readers, the metrics and every export.
+"""Checks and array helpers shared by the readers, the metrics and every export.
 
-Spreadsheet-safe CSV (every CSV EvalSuite writes goes through :func:`safe_csv` or
-:func:`defuse_formula`).
+- rank grouping: :func:`ranks_from_counts`, :func:`group_positions` (rows grouped by query);
+- spreadsheet-safe CSV: every CSV EvalSuite writes goes through :func:`safe_csv` or
+  :func:`defuse_formula`.
 """
 
 from __future__ import annotations
@@ -9,9 +10,32 @@ from __future__ import annotations
 import io
 
 import numpy as np
-import pandas as pd
 
-__all__ = ["FORMULA_PREFIXES", "defuse_formula", "safe_csv"]
+__all__ = ["FORMULA_PREFIXES", "defuse_formula", "safe_csv", "ranks_from_counts", "group_positions"]
+
+
+def ranks_from_counts(counts: np.ndarray) -> np.ndarray:
+    """0-based rank of each row within its group, for rows grouped with ``counts`` rows per group.
+
+    >>> ranks_from_counts(np.array([2, 0, 3])).tolist()
+    [0, 1, 0, 1, 2]
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    starts = np.cumsum(counts) - counts
+    return np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(starts, counts)
+
+
+def group_positions(groups: np.ndarray) -> np.ndarray:
+    """0-based position of each element within its run of equal values (``groups`` sorted).
+
+    >>> group_positions(np.array([4, 4, 7, 9, 9, 9])).tolist()
+    [0, 1, 0, 0, 1, 2]
+    """
+    n = groups.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], groups[1:] != groups[:-1])))
+    return ranks_from_counts(np.diff(np.append(starts, n)))
 
 # Cell starts that make Excel, LibreOffice or Google Sheets read a cell as a formula (OWASP,
 # "CSV Injection"): '=', '+', '-', '@', tab and carriage return.
@@ -27,7 +51,7 @@ def defuse_formula(text: str) -> str:
     return "'" + text if text.startswith(FORMULA_PREFIXES) else text
 
 
-def safe_csv(frame: pd.DataFrame, index: bool = False) -> bytes:
+def safe_csv(frame, index: bool = False) -> bytes:
     """CSV bytes (UTF-8) of ``frame`` that are safe to open in a spreadsheet.
 
     Every text cell, column name and index label that starts with ``= + - @``, a tab or a
@@ -47,6 +71,8 @@ def safe_csv(frame: pd.DataFrame, index: bool = False) -> bytes:
     bytes
         The CSV file content.
     """
+    import pandas as pd
+
     out = frame.copy()
     out.columns = [defuse_formula(str(c)) for c in out.columns]
     for col in out.columns:

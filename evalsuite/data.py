@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 
 from ._keys import string_keys
 from ._parallel import parallel_map, workers
+from ._validate import ranks_from_counts
 from .errors import EvalSuiteError
 
 __all__ = ["Run", "Qrels"]
@@ -129,7 +130,7 @@ class Run(_Ranked):
             {
                 "query_id": np.repeat(self.query_ids, self.counts),
                 "doc_id": self.doc_ids.to_pandas(),
-                "rank": _ranks(self.counts) + 1,
+                "rank": ranks_from_counts(self.counts) + 1,
                 "score": self.scores,
             }
         )
@@ -203,11 +204,6 @@ class Qrels(_Ranked):
 
 # ----------------------------------------------------------------------------------------------
 # Construction helpers shared by the readers.
-
-
-def _ranks(counts: np.ndarray) -> np.ndarray:
-    starts = np.cumsum(counts) - counts
-    return np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(starts, counts)
 
 
 def _encodable(text: str) -> bool:

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import EvalSuiteError
-from .ranking import group_positions
+from ._validate import group_positions
 from .score import Score
 
 __all__ = [

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._registry import METRICS
+from ._validate import group_positions, ranks_from_counts
 from .errors import EvalSuiteError
 from .metric_names import MetricSpec
 from .score import Score
@@ -79,16 +80,6 @@ class JudgedRanking:
     n_retrieved: np.ndarray
     judged_query: np.ndarray
     judged_grade: np.ndarray
-
-
-def group_positions(groups: np.ndarray) -> np.ndarray:
-    """0-based position of each element within its run of equal values (``groups`` sorted)."""
-    n = groups.size
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.concatenate(([True], groups[1:] != groups[:-1])))
-    sizes = np.diff(np.append(starts, n))
-    return np.arange(n, dtype=np.int64) - np.repeat(starts, sizes)
 
 
 def _safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
@@ -308,7 +299,7 @@ def judged_ranking_from_lists(relevant: Sequence, retrieved: Sequence, duplicate
     return JudgedRanking(
         n_queries=n,
         row_query=row_query,
-        row_rank=_ranks_from_counts(n_retrieved),
+        row_rank=ranks_from_counts(n_retrieved),
         row_grade=row_grade,
         row_judged=row_judged,
         n_retrieved=n_retrieved,
@@ -317,17 +308,10 @@ def judged_ranking_from_lists(relevant: Sequence, retrieved: Sequence, duplicate
     )
 
 
-def _ranks_from_counts(counts: np.ndarray) -> np.ndarray:
-    """0-based rank within each query for rows grouped by query with ``counts`` rows each."""
-    total = int(counts.sum())
-    starts = np.cumsum(counts) - counts
-    return np.arange(total, dtype=np.int64) - np.repeat(starts, counts)
-
-
-def _list_metric(base: str, relevant, retrieved, k, rel_level, duplicates, allow_none_k=True, arg="relevant") -> Score:
+def _list_metric(base: str, relevant, retrieved, k, rel_level, duplicates, allow_none_k=True) -> Score:
     k = _check_k(k, allow_none=allow_none_k)
     rel = check_rel_level(rel_level)
-    judged = judged_ranking_from_lists(relevant, retrieved, duplicates, arg=arg)
+    judged = judged_ranking_from_lists(relevant, retrieved, duplicates)
     spec = MetricSpec(base if k is None else f"{base}@{k}", base, k)
     values = compute_metrics(judged, [spec], rel)[spec.name]
     params = {
@@ -343,96 +327,280 @@ def _list_metric(base: str, relevant, retrieved, k, rel_level, duplicates, allow
     return Score(values, params)
 
 
-_LIST_DOC = """
+# Types of the list functions' inputs (each function's docstring is written out in full).
+Relevant = Sequence["Set[str] | Sequence[str] | Mapping[str, float]"]
+Retrieved = Sequence[Sequence[str]]
+
+
+def precision_at_k(relevant: Relevant, retrieved: Retrieved, *, k: int | None = 5, rel_level: float = 1,
+                   duplicates: str = "error") -> Score:
+    """Precision at k: relevant docs in the top k divided by k (even when fewer were returned).
+
     Parameters
     ----------
     relevant : sequence of (set | list | mapping), length n_queries
         Per query the relevant doc ids (a set or list: grade 1 each) or a mapping
         doc id -> grade (int or float; grades <= 0 are judged but not relevant).
-    retrieved : sequence of sequences, length n_queries
+    retrieved : sequence of sequences of str, length n_queries
         Per query the retrieved doc ids, best first (the given order is the ranking).
-    k : int >= 1 or None
-        Cutoff; None uses the whole list.
-    rel_level : float > 0, default 1
-        Minimum grade that counts as relevant.
-    duplicates : {"error", "first"}
-        A doc retrieved twice for one query raises EvalSuiteError unless "first" keeps the
-        higher-ranked occurrence.
+    k : int >= 1 or None, keyword-only
+        Cutoff (default 5); None uses the whole list.
+    rel_level : float > 0, keyword-only
+        Minimum grade that counts as relevant (default 1).
+    duplicates : {"error", "first"}, keyword-only
+        A doc retrieved twice for one query raises unless "first" keeps the higher-ranked one.
 
     Returns
     -------
     Score
-        Float equal to the mean over queries; ``.per_query`` (shape (n_queries,)) aligned with
-        the input and ``.params`` (metric, k, rel_level, n_queries, convention).
+        The mean over queries (a float); ``.per_query``, shape (n_queries,), aligned with the
+        input; ``.params``: metric, k, rel_level, n_queries, convention.
 
     Raises
     ------
     EvalSuiteError
-        Misaligned inputs, a doc retrieved twice, a grade that is not a finite number, k <= 0,
+        Misaligned inputs, a doc retrieved twice, a grade that is not a finite number, k < 1,
         rel_level <= 0.
-"""
 
+    References
+    ----------
+    trec_eval ``P_k``; ranx ``precision@k``. ``docs/metrics.md#precision``.
 
-def precision_at_k(relevant, retrieved, k=5, rel_level=1, duplicates="error") -> Score:
-    """Precision at k: relevant docs in the top k divided by k (even when fewer were returned).
-
-    Matches trec_eval ``P_k`` and ranx ``precision@k``.
+    Examples
+    --------
+    >>> precision_at_k([{"d1", "d3"}], [["d3", "d2", "d1"]], k=2)  # d3 of d3, d2: 1 / 2
+    Score(precision@2=0.5000, n=1, coverage=1.000)
     """
     return _list_metric("precision", relevant, retrieved, k, rel_level, duplicates)
 
 
-def recall_at_k(relevant, retrieved, k=5, rel_level=1, duplicates="error") -> Score:
-    """Recall at k: relevant docs in the top k divided by all relevant docs (0 when none).
+def recall_at_k(relevant: Relevant, retrieved: Retrieved, *, k: int | None = 5, rel_level: float = 1,
+                duplicates: str = "error") -> Score:
+    """Recall at k: relevant docs in the top k divided by all relevant docs judged (0 when none).
 
-    Matches trec_eval ``recall_k`` and ranx ``recall@k``.
+    Parameters
+    ----------
+    relevant : sequence of (set | list | mapping), length n_queries
+        Per query the relevant doc ids (a set or list: grade 1 each) or a mapping
+        doc id -> grade (grades <= 0 are judged but not relevant).
+    retrieved : sequence of sequences of str, length n_queries
+        Per query the retrieved doc ids, best first.
+    k : int >= 1 or None, keyword-only
+        Cutoff (default 5); None uses the whole list.
+    rel_level : float > 0, keyword-only
+        Minimum grade that counts as relevant (default 1).
+    duplicates : {"error", "first"}, keyword-only
+        A doc retrieved twice for one query raises unless "first" keeps the higher-ranked one.
+
+    Returns
+    -------
+    Score
+        The mean over queries, with ``.per_query`` and ``.params``.
+
+    Raises
+    ------
+    EvalSuiteError
+        As :func:`precision_at_k`.
+
+    References
+    ----------
+    trec_eval ``recall_k``; ranx ``recall@k``. ``docs/metrics.md#recall``.
+
+    Examples
+    --------
+    >>> recall_at_k([{"d1", "d3"}], [["d3", "d2", "d1"]], k=2)  # 1 of R = 2
+    Score(recall@2=0.5000, n=1, coverage=1.000)
     """
     return _list_metric("recall", relevant, retrieved, k, rel_level, duplicates)
 
 
-def hit_rate_at_k(relevant, retrieved, k=5, rel_level=1, duplicates="error") -> Score:
+def hit_rate_at_k(relevant: Relevant, retrieved: Retrieved, *, k: int | None = 5, rel_level: float = 1,
+                  duplicates: str = "error") -> Score:
     """Hit rate at k: 1 if any relevant doc is in the top k, else 0.
 
-    Matches trec_eval ``success_k`` and ranx ``hit_rate@k``.
+    Parameters
+    ----------
+    relevant : sequence of (set | list | mapping), length n_queries
+        Per query the relevant doc ids or a mapping doc id -> grade.
+    retrieved : sequence of sequences of str, length n_queries
+        Per query the retrieved doc ids, best first.
+    k : int >= 1 or None, keyword-only
+        Cutoff (default 5); None uses the whole list.
+    rel_level : float > 0, keyword-only
+        Minimum grade that counts as relevant (default 1).
+    duplicates : {"error", "first"}, keyword-only
+        A doc retrieved twice for one query raises unless "first" keeps the higher-ranked one.
+
+    Returns
+    -------
+    Score
+        The share of queries with a hit, with ``.per_query`` (0 or 1) and ``.params``.
+
+    Raises
+    ------
+    EvalSuiteError
+        As :func:`precision_at_k`.
+
+    References
+    ----------
+    trec_eval ``success_k``; ranx ``hit_rate@k``. ``docs/metrics.md#hit_rate``.
+
+    Examples
+    --------
+    >>> hit_rate_at_k([{"d1"}, {"d9"}], [["d3", "d1"], ["d3", "d1"]], k=2)  # a hit, a miss
+    Score(hit_rate@2=0.5000, n=2, coverage=1.000)
     """
     return _list_metric("hit_rate", relevant, retrieved, k, rel_level, duplicates)
 
 
-def mrr(relevant, retrieved, k=None, rel_level=1, duplicates="error") -> Score:
+def mrr(relevant: Relevant, retrieved: Retrieved, *, k: int | None = None, rel_level: float = 1,
+        duplicates: str = "error") -> Score:
     """Mean reciprocal rank: 1 / rank of the first relevant doc (within k if given), 0 if none.
 
-    Matches trec_eval ``recip_rank`` (k=None) and ranx ``mrr@k``.
+    Parameters
+    ----------
+    relevant : sequence of (set | list | mapping), length n_queries
+        Per query the relevant doc ids or a mapping doc id -> grade.
+    retrieved : sequence of sequences of str, length n_queries
+        Per query the retrieved doc ids, best first.
+    k : int >= 1 or None, keyword-only
+        Cutoff; None (the default) looks at the whole list, as trec_eval's ``recip_rank``.
+    rel_level : float > 0, keyword-only
+        Minimum grade that counts as relevant (default 1).
+    duplicates : {"error", "first"}, keyword-only
+        A doc retrieved twice for one query raises unless "first" keeps the higher-ranked one.
+
+    Returns
+    -------
+    Score
+        The mean reciprocal rank, with ``.per_query`` and ``.params``.
+
+    Raises
+    ------
+    EvalSuiteError
+        As :func:`precision_at_k`.
+
+    References
+    ----------
+    Voorhees, TREC-8 QA track report (1999); trec_eval ``recip_rank``; ranx ``mrr@k``.
+    ``docs/metrics.md#mrr``.
+
+    Examples
+    --------
+    >>> mrr([{"d2"}], [["d3", "d2", "d1"]])  # first relevant at rank 2
+    Score(mrr=0.5000, n=1, coverage=1.000)
     """
     return _list_metric("mrr", relevant, retrieved, k, rel_level, duplicates)
 
 
-def mean_average_precision_at_k(relevant, retrieved, k=10, rel_level=1, duplicates="error") -> Score:
+def mean_average_precision_at_k(relevant: Relevant, retrieved: Retrieved, *, k: int | None = 10,
+                                rel_level: float = 1, duplicates: str = "error") -> Score:
     """Mean average precision at k: sum of P@i over relevant ranks i <= k, divided by R.
 
     R is the number of relevant docs judged for the query (not min(R, k) as in Spark and
-    ml_metrics). Matches trec_eval ``map_cut_k`` (``map`` with k=None) and ranx ``map@k``.
+    ml_metrics).
+
+    Parameters
+    ----------
+    relevant : sequence of (set | list | mapping), length n_queries
+        Per query the relevant doc ids or a mapping doc id -> grade.
+    retrieved : sequence of sequences of str, length n_queries
+        Per query the retrieved doc ids, best first.
+    k : int >= 1 or None, keyword-only
+        Cutoff (default 10); None uses the whole list (trec_eval ``map``).
+    rel_level : float > 0, keyword-only
+        Minimum grade that counts as relevant (default 1).
+    duplicates : {"error", "first"}, keyword-only
+        A doc retrieved twice for one query raises unless "first" keeps the higher-ranked one.
+
+    Returns
+    -------
+    Score
+        The mean over queries, with ``.per_query`` and ``.params``.
+
+    Raises
+    ------
+    EvalSuiteError
+        As :func:`precision_at_k`.
+
+    References
+    ----------
+    trec_eval ``map_cut_k`` and ``map``; ranx ``map@k``. ``docs/metrics.md#map``.
+
+    Examples
+    --------
+    >>> mean_average_precision_at_k([{"d1", "d3"}], [["d3", "d2", "d1"]], k=10)  # (1/1 + 2/3) / 2
+    Score(map@10=0.8333, n=1, coverage=1.000)
     """
     return _list_metric("map", relevant, retrieved, k, rel_level, duplicates)
 
 
-def ndcg_at_k(graded, retrieved, k=10, gains="linear", rel_level=1, duplicates="error") -> Score:
+def ndcg_at_k(relevant: Relevant, retrieved: Retrieved, *, k: int | None = 10, gains: str = "linear",
+              rel_level: float = 1, duplicates: str = "error") -> Score:
     """Normalised discounted cumulative gain at k.
 
-    DCG@k = sum over ranks i <= k of gain(g_i) / log2(i + 1), with gain(g) = g ("linear",
-    Järvelin & Kekäläinen 2002, trec_eval ``ndcg_cut_k``, ranx ``ndcg@k``) or 2^g - 1
-    ("exponential", Burges et al. 2005, ranx ``ndcg_burges@k``), counting only grades
-    >= ``rel_level``. The ideal DCG sorts every judged doc with grade >= ``rel_level`` best
-    first and cuts at k; a query whose ideal DCG is 0 scores 0. With ``rel_level`` > 1 this
-    follows ranx; trec_eval ignores ``-l`` for nDCG.
+    DCG@k = sum over ranks i <= k of gain(g_i) / log2(i + 1), with gain(g) = g ("linear") or
+    2^g - 1 ("exponential"), counting only grades >= ``rel_level``. The ideal DCG sorts every
+    judged doc with grade >= ``rel_level`` best first and cuts at k; a query whose ideal DCG is
+    0 scores 0. With ``rel_level`` > 1 this follows ranx; trec_eval ignores ``-l`` for nDCG.
 
-    ``graded`` is the ``relevant`` argument of the other functions (a mapping of grades per
-    query; a set means grade 1). ``gains`` is "linear" or "exponential".
+    Parameters
+    ----------
+    relevant : sequence of (set | list | mapping), length n_queries
+        Per query a mapping doc id -> grade (a set or list means grade 1 for each doc).
+        Called ``graded`` before; that keyword still works.
+    retrieved : sequence of sequences of str, length n_queries
+        Per query the retrieved doc ids, best first.
+    k : int >= 1 or None, keyword-only
+        Cutoff (default 10); None uses the whole list (trec_eval ``ndcg``).
+    gains : {"linear", "exponential"}, keyword-only
+        Gain of a grade: g (Järvelin & Kekäläinen) or 2^g - 1 (Burges et al.).
+    rel_level : float > 0, keyword-only
+        Minimum grade that counts as relevant (default 1).
+    duplicates : {"error", "first"}, keyword-only
+        A doc retrieved twice for one query raises unless "first" keeps the higher-ranked one.
+
+    Returns
+    -------
+    Score
+        The mean over queries, with ``.per_query`` and ``.params`` (gains too).
+
+    Raises
+    ------
+    EvalSuiteError
+        As :func:`precision_at_k`; also ``gains`` other than "linear" or "exponential".
+
+    References
+    ----------
+    Järvelin & Kekäläinen, TOIS 2002 (linear gains; trec_eval ``ndcg_cut_k``, ranx ``ndcg@k``);
+    Burges et al., ICML 2005 (exponential gains; ranx ``ndcg_burges@k``).
+    ``docs/metrics.md#ndcg``.
+
+    Examples
+    --------
+    >>> ndcg_at_k([{"d1": 2, "d3": 1}], [["d3", "d2", "d1"]], k=10)  # DCG 2 / IDCG 2.6309
+    Score(ndcg@10=0.7602, n=1, coverage=1.000)
     """
     if gains not in ("linear", "exponential"):
         raise EvalSuiteError("gains must be 'linear' or 'exponential'", field="gains", value=gains)
     base = "ndcg" if gains == "linear" else "ndcg_burges"
-    return _list_metric(base, graded, retrieved, k, rel_level, duplicates, arg="graded")
+    return _list_metric(base, relevant, retrieved, k, rel_level, duplicates)
 
 
-for _fn in (precision_at_k, recall_at_k, hit_rate_at_k, mrr, mean_average_precision_at_k, ndcg_at_k):
-    _fn.__doc__ = (_fn.__doc__ or "") + _LIST_DOC
-del _fn
+def _accepts_graded(function):
+    """Keep ``ndcg_at_k(graded=...)``, the first name of its relevance argument, working."""
+    import functools
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        if "graded" in kwargs:
+            if "relevant" in kwargs or args:
+                raise EvalSuiteError("give the judgements once: relevant (graded is its old name)", field="graded",
+                                     value="given twice")
+            kwargs["relevant"] = kwargs.pop("graded")
+        return function(*args, **kwargs)
+
+    return wrapper
+
+
+ndcg_at_k = _accepts_graded(ndcg_at_k)

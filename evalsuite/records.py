@@ -1107,7 +1107,8 @@ def _ranking_per_record(table: pa.Table, k: int, rel_level: float) -> dict[str, 
     """
     from ._keys import group_keys, string_keys
     from .metric_names import MetricSpec
-    from .ranking import JudgedRanking, compute_metrics, group_positions
+    from ._validate import group_positions
+    from .ranking import JudgedRanking, compute_metrics
 
     n = table.num_rows
     retrieved = table.column("context_ids").combine_chunks()

@@ -116,7 +116,7 @@ def test_bad_rel_level(level):
 def test_misaligned_and_misshapen_list_input():
     assert "aligned" in str(_error(es.mrr, [{"a"}, {"b"}], [["a"]]))
     assert _error(es.mrr, [{"a"}, {"b"}], ["a", "b"]).field == "retrieved[0]"  # a flat list of ids
-    assert _error(es.ndcg_at_k, [{"a": float("nan")}], [["a"]]).field == "graded[0]['a']"
+    assert _error(es.ndcg_at_k, [{"a": float("nan")}], [["a"]]).field == "relevant[0]['a']"  # one name for the judgements
     assert _error(es.ndcg_at_k, [{"a": 1}], [["a"]], gains="log").field == "gains"
 
 
