@@ -1,0 +1,37 @@
+"""The Data page: what was read, clearing and loading the sample data again, renaming a system."""
+
+from __future__ import annotations
+
+from .helpers import open_page, texts
+
+
+def test_clear_then_load_sample_data_again():
+    at = open_page("data", clear=True)
+    assert texts(at.subheader)[1:4] == ["Runs (0)", "Qrels (0)", "Per-request records (0)"]
+    at.button(key="data_load_samples").click().run()
+    assert texts(at.subheader)[1:4] == ["Runs (2)", "Qrels (1)", "Per-request records (2)"]
+
+
+def test_data_page_describes_what_was_read(cranfield):
+    qrels, runs = cranfield
+    at = open_page("data")
+    table = at.dataframe[0].value.set_index("system")
+    for system, run in runs.items():
+        assert table.loc[system, "queries"] == run.n_queries == 225
+        assert table.loc[system, "rows"] == len(run)
+        assert table.loc[system, "format"] == "trec"
+    qrels_table = at.dataframe[1].value
+    assert qrels_table.loc[0, "judgements"] == len(qrels)
+    assert qrels_table.loc[0, "relevant (grade >= 1)"] == int((qrels.grades >= 1).sum())
+    records_table = at.dataframe[2].value
+    assert records_table["requests"].tolist() == [817, 2845]
+
+
+def test_renaming_a_system():
+    at = open_page("data")
+    key = next(k for k in at.session_state["data_files"] if at.session_state["data_files"][k].system == "BM25")
+    digest = key.split(":")[1]
+    at.text_input(key=f"data_name_{digest[:16]}").input("Okapi BM25").run()
+    assert at.dataframe[0].value["system"].tolist() == ["Okapi BM25", "BM25L"]
+    at.switch_page("pages/overview.py").run()
+    assert list(at.dataframe[0].value.index) == ["Okapi BM25", "BM25L"]
