@@ -46,7 +46,8 @@ from .ranking import (
     precision_at_k,
     recall_at_k,
 )
-from .records import Records, RecordsReport, concat_records, detect_records_format, evaluate_records, read_records
+from ._records_eval import RecordsReport, evaluate_records
+from .records import Records, concat_records, detect_records_format, read_records
 from .score import Score
 from ._compare import compare, compare_per_query, compare_records, ComparisonReport
 

@@ -895,7 +895,7 @@ def compare_records(report, metrics: str | Sequence[str] | None = None, systems:
         fewer than two requests with a value in both systems; everything
         :func:`compare_per_query` raises.
     """
-    from .records import RecordsReport
+    from ._records_eval import RecordsReport
 
     if not isinstance(report, RecordsReport):
         raise EvalSuiteError("expected a RecordsReport (from evalsuite.evaluate_records)", field="report",

@@ -8,13 +8,11 @@ TREC run tag). Ids are always read as strings, exactly as written.
 
 from __future__ import annotations
 
-import gzip
 import io
 import json
 import math
 import os
 import re
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Union

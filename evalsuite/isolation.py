@@ -44,7 +44,7 @@ import numpy as np
 import pyarrow as pa
 
 from .errors import EvalSuiteError, ReaderStopped
-from .limits import MIB, ReadLimits, check_limits, size_text
+from .limits import MIB, check_limits, size_text
 
 __all__ = ["read_isolated", "ReaderPool", "default_pool", "set_default_pool", "DEFAULT_TIMEOUT_S",
            "DEFAULT_MEMORY_BYTES", "DEFAULT_WORKERS"]

@@ -18,7 +18,6 @@ is a count, a sort or a binning of those results done here with numpy/pandas:
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -26,7 +25,7 @@ import pandas as pd
 import pyarrow.compute as pc
 
 from ..data import Qrels, Run
-from .._validate import FORMULA_PREFIXES, defuse_formula as _defuse, safe_csv
+from .._validate import FORMULA_PREFIXES, safe_csv
 from ..errors import EvalSuiteError
 from .._evaluate import EvaluationReport
 

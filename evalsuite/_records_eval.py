@@ -1,0 +1,351 @@
+"""Evaluation of per-request records: every metric their fields allow, per request and per system.
+
+:func:`evaluate_records` takes :class:`~evalsuite.Records` (from :func:`evalsuite.read_records`)
+and computes each RAG metric of the registry from the judgement lists present (or uses the
+per-request values a file carries, such as a RAGAS export's), the ranking metrics from
+``context_ids`` and ``relevant_ids`` with the same kernel as :func:`evalsuite.evaluate`, task
+success with its Wilson interval, failure attribution and latency percentiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ._registry import METRICS
+from .errors import EvalSuiteError
+from .rag import (
+    FAILURE_STAGES,
+    LATENCY_STATISTICS,
+    _Lists,
+    answer_correctness_values,
+    context_precision_values,
+    failure_attribution,
+    latency_summary,
+    task_success_rate,
+)
+from .records import GIVEN_METRICS, Records, _LATENCY_FIELD
+from .score import Score
+
+__all__ = ["RecordsReport", "evaluate_records", "CONVENTIONS"]
+
+
+@dataclass
+class RecordsReport:
+    """What :func:`evaluate_records` returns: per-request values and per-system summaries.
+
+    Attributes
+    ----------
+    per_query : pandas.DataFrame
+        One row per record: ``system``, ``query_id``, then one float column per metric the
+        fields allow (NaN = undefined for that request) and the latency columns.
+    metrics : list of str
+        The quality metric columns of ``per_query`` (not the latencies).
+    scores : dict of system -> dict of metric -> Score
+    task_success : dict of system -> Score
+        Success rate with its Wilson interval in ``params`` (only when ``success`` exists).
+    failures : dict of system -> Score
+        Failure share with per-stage counts and shares in ``params["stages"]``.
+    latency_table : pandas.DataFrame
+        Columns system, stage, unit, n, mean, p50, p90, p95, p99.
+    failure_table : pandas.DataFrame
+        Columns system, stage, count, share.
+    params, conventions, warnings
+    """
+
+    per_query: pd.DataFrame
+    metrics: list[str]
+    scores: dict[str, dict[str, Score]]
+    task_success: dict[str, Score]
+    failures: dict[str, Score]
+    latency_table: pd.DataFrame
+    failure_table: pd.DataFrame
+    params: dict[str, Any]
+    conventions: dict[str, str]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def systems(self) -> list[str]:
+        return list(self.scores)
+
+    @property
+    def means(self) -> dict[str, dict[str, float]]:
+        """System -> metric -> mean over the requests where it is defined."""
+        return {s: {m: float(v) for m, v in per.items()} for s, per in self.scores.items()}
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """One row per system: each metric's mean and its coverage (``<metric>_coverage``)."""
+        rows = {}
+        for system, per in self.scores.items():
+            row = {}
+            for metric, score in per.items():
+                row[metric] = float(score)
+                row[f"{metric}_coverage"] = score.params["coverage"]
+            rows[system] = row
+        return pd.DataFrame.from_dict(rows, orient="index").rename_axis("system")
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """The per-request table (a copy)."""
+        return self.per_query.copy()
+
+
+# Rule of each RAG metric, from the registry, and of the corpus values.
+CONVENTIONS = {
+    **{m.name: m.convention for m in METRICS.values() if m.kind in ("context", "answer")},
+    "success": "1 if the request succeeded, 0 if not",
+    "not judged": "None inside a judgement list is left out and counted, never read as False",
+    "corpus value": "mean over the requests where the metric is defined, with coverage = defined / total",
+}
+
+
+def _per_record_metrics(table: pa.Table, compat: str | None, k: int, rel_level: float, warnings: list,
+                        given: list) -> dict[str, np.ndarray]:
+    """Every metric the fields allow, one value per record (NaN = undefined).
+
+    Metric values the file carries itself (:data:`GIVEN_METRICS`) are used as given when their
+    judgement lists are absent; their names are appended to ``given``.
+    """
+    names = set(table.column_names)
+    n = table.num_rows
+    out: dict[str, np.ndarray] = {}
+
+    def lists(name):
+        return table.column(name).combine_chunks()
+
+    def has(name):
+        return name in names and table.column(name).null_count < n
+
+    if has("context_useful"):
+        out["context_precision"], _ = context_precision_values(lists("context_useful"), compat)
+    if has("reference_claims_supported"):
+        out["context_recall"] = _Lists(lists("reference_claims_supported")).share()
+    if has("context_relevant"):
+        out["context_relevance"] = _Lists(lists("context_relevant")).share()
+    if has("answer_claims_supported"):
+        out["faithfulness"] = _Lists(lists("answer_claims_supported")).share()
+    if has("answer_claims_in_reference") and has("reference_claims_in_answer"):
+        similarity = None
+        if has("answer_similarity"):
+            similarity = table.column("answer_similarity").combine_chunks().cast(pa.float64()).to_numpy(zero_copy_only=False)
+        out["answer_correctness"], _ = answer_correctness_values(
+            lists("answer_claims_in_reference"), lists("reference_claims_in_answer"), similarity, (0.75, 0.25), compat)
+    elif has("answer_claims_in_reference") or has("reference_claims_in_answer"):
+        warnings.append("answer_correctness needs both answer_claims_in_reference and reference_claims_in_answer")
+    if has("statements_cited_supported"):
+        out["citation_recall"] = _Lists(lists("statements_cited_supported")).share()
+    if has("citations_relevant"):
+        out["citation_precision"] = _Lists(lists("citations_relevant")).share()
+    if has("success"):
+        out["success"] = table.column("success").combine_chunks().cast(pa.float64()).to_numpy(zero_copy_only=False)
+    if has("context_ids") and has("relevant_ids"):
+        out.update(_ranking_per_record(table, k, rel_level))
+    for name in GIVEN_METRICS:
+        if name in out and has(name):
+            warnings.append(f"{name}: computed from the judgement lists; the file's own {name} column is not used")
+        elif has(name):
+            out[name] = table.column(name).combine_chunks().cast(pa.float64()).to_numpy(zero_copy_only=False)
+            given.append(name)
+    return out
+
+
+def _ranking_per_record(table: pa.Table, k: int, rel_level: float) -> dict[str, np.ndarray]:
+    """Ranking metrics per record from context_ids (rank order) and relevant_ids, vectorised.
+
+    Each record is its own query. Retrieved and relevant ids are matched within a record by a
+    sort-merge on (record, hashed id) keys - both sides are grouped by record already, so the
+    sort is cheap - and every match is confirmed on the strings. The metrics then come from the
+    same kernel as :func:`evalsuite.evaluate`, so the conventions are identical.
+    """
+    from ._keys import group_keys, string_keys
+    from .metric_names import MetricSpec
+    from ._validate import group_positions
+    from .ranking import JudgedRanking, compute_metrics
+
+    n = table.num_rows
+    retrieved = table.column("context_ids").combine_chunks()
+    relevant = table.column("relevant_ids").combine_chunks()
+    grades_all = table.column("relevant_grades").combine_chunks()
+    has_both = retrieved.is_valid().to_numpy(zero_copy_only=False) & relevant.is_valid().to_numpy(zero_copy_only=False)
+    specs = [MetricSpec(f"{base}@{k}", base, k) for base in ("precision", "recall", "hit_rate", "mrr", "map", "ndcg")]
+    out = {spec.name: np.full(n, np.nan) for spec in specs}
+    if not has_both.any():
+        return out
+    run_parent = pc.list_parent_indices(retrieved).to_numpy(zero_copy_only=False).astype(np.int64)
+    rel_parent = pc.list_parent_indices(relevant).to_numpy(zero_copy_only=False).astype(np.int64)
+    run_keep = np.flatnonzero(has_both[run_parent])
+    rel_keep = np.flatnonzero(has_both[rel_parent])
+    run_docs = pc.list_flatten(retrieved).take(pa.array(run_keep))
+    rel_docs = pc.list_flatten(relevant).take(pa.array(rel_keep))
+    run_parent, rel_parent = run_parent[run_keep], rel_parent[rel_keep]
+    grades = pc.list_flatten(grades_all).take(pa.array(rel_keep)).to_numpy(zero_copy_only=False)
+
+    run_keys = group_keys(run_parent, string_keys(run_docs), n)
+    rel_keys = group_keys(rel_parent, string_keys(rel_docs), n)
+    order = np.argsort(rel_keys, kind="stable")
+    sorted_rel = rel_keys[order]
+    row_grade = np.zeros(run_parent.size)
+    row_judged = np.zeros(run_parent.size, dtype=bool)
+    if sorted_rel.size:
+        pos = np.minimum(np.searchsorted(sorted_rel, run_keys), sorted_rel.size - 1)
+        hit = np.flatnonzero(sorted_rel[pos] == run_keys)
+        match = order[pos[hit]]
+        same = (rel_parent[match] == run_parent[hit]) & pc.equal(
+            run_docs.take(pa.array(hit)), rel_docs.take(pa.array(match))).to_numpy(zero_copy_only=False)
+        if not same.all() or (sorted_rel.size > 1 and bool(np.any(sorted_rel[1:] == sorted_rel[:-1]))):
+            # A 40-bit key collision inside one record (odds about 2**-40): match those exactly.
+            return _ranking_per_record_exact(table, k, rel_level, has_both, out, specs)
+        row_grade[hit] = grades[match]
+        row_judged[hit] = True
+    rel_order = np.lexsort((-grades, rel_parent))
+    judged = JudgedRanking(
+        n_queries=n,
+        row_query=run_parent,
+        row_rank=group_positions(run_parent),
+        row_grade=row_grade,
+        row_judged=row_judged,
+        n_retrieved=np.bincount(run_parent, minlength=n),
+        judged_query=rel_parent[rel_order],
+        judged_grade=grades[rel_order],
+    )
+    values = compute_metrics(judged, specs, rel_level)
+    for spec in specs:
+        out[spec.name][has_both] = values[spec.name][has_both]
+    return out
+
+
+def _ranking_per_record_exact(table, k, rel_level, has_both, out, specs) -> dict[str, np.ndarray]:
+    """The list API on each record with both lists: the exact path after a hash collision."""
+    from .ranking import compute_metrics, judged_ranking_from_lists
+
+    rows = np.flatnonzero(has_both)
+    retrieved = table.column("context_ids").combine_chunks().take(pa.array(rows)).to_pylist()
+    ids = table.column("relevant_ids").combine_chunks().take(pa.array(rows)).to_pylist()
+    grades = table.column("relevant_grades").combine_chunks().take(pa.array(rows)).to_pylist()
+    relevant = [dict(zip(i, g)) for i, g in zip(ids, grades)]
+    values = compute_metrics(judged_ranking_from_lists(relevant, retrieved), specs, rel_level)
+    for spec in specs:
+        out[spec.name][rows] = values[spec.name]
+    return out
+
+
+def _latency_columns(table: pa.Table) -> dict[str, str]:
+    """Latency column -> stage name ("end_to_end" for latency_ms)."""
+    out = {}
+    for name in table.column_names:
+        if name == "latency_ms":
+            out[name] = "end_to_end"
+        else:
+            match = _LATENCY_FIELD.match(name)
+            if match:
+                out[name] = match.group(1)
+    return out
+
+
+def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, compat: str | None = None,
+                     confidence: float = 0.95, failure_stages: Sequence[str] = FAILURE_STAGES) -> RecordsReport:
+    """Compute every metric the records' fields allow, per request and per system.
+
+    Parameters
+    ----------
+    records : Records
+        From :func:`read_records`, :func:`concat_records` or ``Records.from_rows``.
+    k : int
+        Cutoff of the per-request ranking metrics (from ``context_ids`` and ``relevant_ids``).
+    rel_level : float
+        Minimum grade counted as relevant for those ranking metrics.
+    compat : None or "ragas"
+        Reproduce RAGAS's numbers where they differ (see the metric functions).
+    confidence : float
+        Level of the Wilson interval of the success rate.
+    failure_stages : sequence of str
+        The failure taxonomy.
+
+    Returns
+    -------
+    RecordsReport
+
+    Raises
+    ------
+    EvalSuiteError
+        Bad options (k <= 0, unknown compat); no field that any metric or summary can use.
+    """
+    from .rag import _check_compat
+    from .ranking import _check_k, check_rel_level
+
+    _check_compat(compat)
+    k = _check_k(k, allow_none=False)
+    check_rel_level(rel_level)
+    if not isinstance(records, Records):
+        raise EvalSuiteError("expected Records (from evalsuite.read_records)", field="records", value=type(records).__name__)
+    table = records.table
+    warnings = list(records.warnings)
+    given: list[str] = []
+    values = _per_record_metrics(table, compat, k, rel_level, warnings, given)
+    latencies = _latency_columns(table)
+    systems = table.column("system").to_numpy(zero_copy_only=False)
+    query_ids = table.column("query_id").to_numpy(zero_copy_only=False)
+    order = pd.unique(systems).tolist()
+    per_query = pd.DataFrame({"system": systems, "query_id": query_ids})
+    for name, arr in values.items():
+        per_query[name] = arr
+    for name in latencies:
+        per_query[name] = table.column(name).combine_chunks().cast(pa.float64()).to_numpy(zero_copy_only=False)
+    has_stage = "failure_stage" in table.column_names and table.column("failure_stage").null_count < len(table)
+    if not values and not latencies and not has_stage:
+        raise EvalSuiteError(
+            "these records hold no field any metric can use (judgement lists, success, failure_stage, latency_ms, "
+            f"latency_<stage>_ms, or context_ids with relevant_ids); fields found: {', '.join(records.fields)}",
+            source=records.source, field="fields")
+    metrics = [m for m in values if m != "success"]
+    scores: dict[str, dict[str, Score]] = {}
+    task_success: dict[str, Score] = {}
+    failures: dict[str, Score] = {}
+    latency_rows, failure_rows = [], []
+    groups = {s: np.flatnonzero(systems == s) for s in order}
+    for system, rows in groups.items():
+        ids = query_ids[rows].tolist()
+        scores[system] = {m: Score(values[m][rows], {
+            "metric": m, "system": system, "compat": compat,
+            "source": "given in the file" if m in given else "computed from the judgements",
+            "convention": "value given in the file (e.g. a RAGAS export), averaged where defined" if m in given
+            else CONVENTIONS.get(m, f"ranking metric at k={k}")}, query_ids=ids) for m in metrics}
+        if "success" in values:
+            outcome = values["success"][rows]
+            task_success[system] = task_success_rate(outcome, confidence=confidence)
+        if has_stage:
+            stages = table.column("failure_stage").combine_chunks().take(pa.array(rows))
+            failures[system] = failure_attribution(stages, taxonomy=failure_stages)
+            n_unattributed = 0
+            if "success" in values:
+                n_unattributed = int(np.sum((values["success"][rows] == 0) & ~stages.is_valid().to_numpy(zero_copy_only=False)))
+                if n_unattributed:
+                    warnings.append(f"{system}: {n_unattributed} failed requests have no failure_stage; "
+                                    "they are not in the failure shares")
+            for stage, info in failures[system].params["stages"].items():
+                failure_rows.append({"system": system, "stage": stage, "count": info["count"], "share": info["share"]})
+        for column, stage in latencies.items():
+            col = table.column(column).combine_chunks().take(pa.array(rows))
+            summary = latency_summary(col, unit="ms")
+            latency_rows.append({"system": system, "stage": stage, "unit": "ms", "n": summary["mean"].params["n_valid"],
+                                 **{name: float(summary[name]) for name in LATENCY_STATISTICS}})
+    return RecordsReport(
+        per_query=per_query,
+        metrics=metrics,
+        scores=scores,
+        task_success=task_success,
+        failures=failures,
+        latency_table=pd.DataFrame(latency_rows, columns=["system", "stage", "unit", "n", *LATENCY_STATISTICS]),
+        failure_table=pd.DataFrame(failure_rows, columns=["system", "stage", "count", "share"]),
+        params={"k": k, "rel_level": rel_level, "compat": compat, "confidence": confidence, "given_metrics": given,
+                "failure_stages": list(failure_stages), "n_records": len(records), "systems": order,
+                "source": records.source},
+        conventions=dict(CONVENTIONS),
+        warnings=warnings,
+    )
