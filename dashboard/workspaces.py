@@ -31,6 +31,7 @@ import streamlit as st
 
 import evalsuite as es
 from evalsuite.storage import DatasetRef, SavedWorkspace, Store, StoreError, WorkspaceSummary, open_store_from_config
+from evalsuite.storage._config import ENV_VARIABLES as _ENV_SETTINGS
 
 from . import session
 from . import view
@@ -51,9 +52,6 @@ from .constants import (
 )
 from .ui import plain
 
-# The settings open_store_from_config reads from the environment (the secrets keys are its own).
-_ENV_SETTINGS = ("EVALSUITE_STORE_URL", "EVALSUITE_STORE_SCHEMA", "EVALSUITE_DATA_DIR", "EVALSUITE_MAX_DATASET_MB",
-                 "EVALSUITE_MAX_WORKSPACE_MB", "EVALSUITE_DEFAULT_EXPIRY_DAYS")
 MIB = 1024 * 1024
 
 

@@ -16,6 +16,7 @@ import json
 import os
 import queue
 import random
+import re
 import signal
 import sqlite3
 import subprocess
@@ -462,6 +463,21 @@ def test_default_data_dir_comes_from_the_environment_and_is_created(tmp_path, mo
     with open_store() as store:
         _save_one(store)
     assert (target / "workspaces.sqlite3").is_file()
+
+
+def test_the_hosting_guide_lists_the_settings_the_store_reads():
+    """One list of settings (evalsuite/storage/_config.py): the dashboard imports its environment
+    variables, open_store_from_config's docstring is made from it, and docs/hosting.md's table for
+    operators names the same variables and secrets, in the same order."""
+    from evalsuite.storage._config import ENV_VARIABLES, SETTINGS
+
+    guide = (ROOT / "docs" / "hosting.md").read_text(encoding="utf-8")
+    section = guide.split("\n## Settings\n", 1)[1].split("\n#", 1)[0]
+    rows = re.findall(r"^\| `(EVALSUITE_[A-Z_]+)` \| `([a-z_]+)` \|", section, flags=re.MULTILINE)
+    assert rows == [(setting.env, setting.key) for setting in SETTINGS.values()]
+    assert ENV_VARIABLES == tuple(env for env, _ in rows)
+    for setting in SETTINGS.values():
+        assert f"``{setting.env}`` / ``{setting.key}``: {setting.meaning}" in open_store_from_config.__doc__
 
 
 def test_bad_arguments_are_named(store):

@@ -1,0 +1,80 @@
+"""The tables of the workspace store, the same on both backends, and the SQL the backends share.
+
+A backend (:class:`~evalsuite.storage._sqlite._SQLiteBackend`,
+:class:`~evalsuite.storage._postgres._PostgresBackend`) knows how to connect, run a statement,
+open a transaction and fetch bytes. The Store calls only these, so both backends run the same SQL
+text (with ``?`` placeholders).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._model import StoreError
+
+SCHEMA_VERSION = 1
+
+# {int} {real} {blob} are the backend's types.
+_TABLES = (
+    """CREATE TABLE IF NOT EXISTS evalsuite_store_meta (
+        key TEXT NOT NULL PRIMARY KEY,
+        value TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS evalsuite_datasets (
+        digest TEXT NOT NULL PRIMARY KEY CHECK (length(digest) = 64),
+        size_bytes {int} NOT NULL CHECK (size_bytes >= 0),
+        created_at {real} NOT NULL,
+        last_put_at {real} NOT NULL)""",
+    # The bytes live apart from the row put_dataset touches, so touching never rewrites them.
+    """CREATE TABLE IF NOT EXISTS evalsuite_dataset_blobs (
+        digest TEXT NOT NULL PRIMARY KEY REFERENCES evalsuite_datasets (digest) ON DELETE CASCADE,
+        data {blob} NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS evalsuite_workspaces (
+        workspace_id TEXT NOT NULL PRIMARY KEY,
+        owner_token_sha256 TEXT NOT NULL,
+        name TEXT NOT NULL,
+        meta_json TEXT NOT NULL,
+        evalsuite_version TEXT NOT NULL,
+        total_bytes {int} NOT NULL,
+        created_at {real} NOT NULL,
+        expires_at {real},
+        deleted_at {real},
+        deleted_reason TEXT CHECK (deleted_reason IN ('owner', 'expired')))""",
+    """CREATE TABLE IF NOT EXISTS evalsuite_workspace_datasets (
+        workspace_id TEXT NOT NULL REFERENCES evalsuite_workspaces (workspace_id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        digest TEXT NOT NULL REFERENCES evalsuite_datasets (digest),
+        kind TEXT NOT NULL CHECK (kind IN ('run', 'qrels', 'records')),
+        filename TEXT NOT NULL,
+        system TEXT,
+        format TEXT,
+        PRIMARY KEY (workspace_id, position))""",
+    "CREATE INDEX IF NOT EXISTS evalsuite_workspace_datasets_digest "
+    "ON evalsuite_workspace_datasets (digest)",
+    "CREATE INDEX IF NOT EXISTS evalsuite_workspaces_expires_at ON evalsuite_workspaces (expires_at)",
+)
+
+_GC_ORPHANS = (
+    "DELETE FROM evalsuite_datasets WHERE last_put_at < ? AND NOT EXISTS "
+    "(SELECT 1 FROM evalsuite_workspace_datasets r WHERE r.digest = evalsuite_datasets.digest)"
+)
+
+_FETCH_BLOB = (
+    "SELECT d.size_bytes, b.data FROM evalsuite_datasets d "
+    "JOIN evalsuite_dataset_blobs b ON b.digest = d.digest WHERE d.digest = ?"
+)
+
+
+def _create_schema(backend: Any, conn: Any, *, int_type: str, real_type: str, blob_type: str) -> None:
+    """Create the tables (if missing) in the caller's transaction, with the backend's column types,
+    and record this schema version on first use; refuse a store made by a newer EvalSuite."""
+    for statement in _TABLES:
+        backend.execute(conn, statement.replace("{int}", int_type).replace("{real}", real_type)
+                        .replace("{blob}", blob_type))
+    backend.execute(conn, "INSERT INTO evalsuite_store_meta (key, value) VALUES ('schema_version', ?) "
+                          "ON CONFLICT (key) DO NOTHING", (str(SCHEMA_VERSION),))
+    row = backend.execute(conn, "SELECT value FROM evalsuite_store_meta "
+                                "WHERE key = 'schema_version'").fetchone()
+    if row is not None and int(row[0]) > SCHEMA_VERSION:
+        raise StoreError(f"the workspace store at {backend.location} was made by a newer EvalSuite "
+                         f"(schema version {row[0]}, this one knows {SCHEMA_VERSION}); upgrade EvalSuite",
+                         code="unavailable")
