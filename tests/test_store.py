@@ -658,7 +658,10 @@ def test_a_database_error_other_than_a_lost_connection_is_a_store_error(store, r
         from urllib.parse import urlsplit
 
         password = urlsplit(spec["url"]).password
-        assert not password or password not in str(err)
+        # The location hides the password; what it shows (user, database, schema) may contain
+        # the same text, as on the CI server, where user and password are both evalsuite_test.
+        assert not password or (f":{password}@" not in store.location
+                                and password not in str(err).replace(store.location, ""))
     assert store.load_workspace(workspace_id).name == "w"
 
 
