@@ -545,7 +545,7 @@ def read_isolated(kind: str, path_or_buffer, source_name: str | None = None, *, 
     if isinstance(path_or_buffer, (str, os.PathLike)):
         path = os.path.abspath(os.fspath(path_or_buffer))
         return pool.read(kind, None, source_name or os.path.basename(path), path=path, **options)
-    from .io import _shown_name, buffer_bytes
+    from ._reading import _shown_name, buffer_bytes
 
     name = source_name or _shown_name(path_or_buffer)
     return pool.read(kind, buffer_bytes(path_or_buffer, limits, name), name, **options)

@@ -25,11 +25,11 @@ import pyarrow.compute as pc
 
 from .errors import EvalSuiteError, reading_errors
 from ._lines import nonblank_lines
-from .io import (
-    PathOrBuffer, _json_load as json_load, _load, _shown_name, not_unicode_error, open_parquet, read_parquet_table,
-    repeated_name, unique_keys,
+from ._reading import (
+    PathOrBuffer, _load, _shown_name, json_load, jsonl_rows, jsonl_table, not_unicode_error, open_parquet,
+    read_parquet_table, repeated_name, unique_keys,
 )
-from .limits import ReadLimits, check_columns, check_limits, check_rows, check_text, json_depth_error, rows_not_objects
+from .limits import ReadLimits, check_columns, check_limits, check_rows, check_text, json_depth_error
 from .rag import (
     FAILURE_STAGES,
 )
@@ -731,74 +731,17 @@ def _read_delimited(inp, delimiter: str, system, failure_stages, limits: ReadLim
 
 
 def _read_jsonl(inp, system, failure_stages, limits: ReadLimits) -> Records:
-    import pyarrow.json as pajson
-
     data = inp.data
     lines_of_rows = nonblank_lines(data)
-    table = None
-    # pyarrow's JSON reader crashes the process on some lines that are not objects (a first
-    # line `null`): such files, and any it refuses, go to the line-by-line reader.
-    if not rows_not_objects(data):
-        try:
-            table = _valid_table(pajson.read_json(pa.BufferReader(pa.py_buffer(data))), data, lines_of_rows)
-            check_columns(len(table.column_names), limits, inp.name)
-        except (pa.ArrowException, UnicodeDecodeError):
-            table = None
+    table = jsonl_table(data, limits, inp.name)
     # Ids that came out as floats (integers past 2**63) lost digits: the exact path reads them.
     if table is not None and not any(pa.types.is_floating(table.schema.field(c).type)
                                      for c in table.column_names if _kind(ALIASES.get(c, c)) == "id"):
         records = _records_from_table(table, inp.name, lines_of_rows, "line", system, failure_stages)
         if records is not None:
             return records
-    text = data.decode("utf-8")
-    rows, lines = [], []
-    keys: set = set()
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        row = json_load(line, inp.name, line_offset=number - 1)
-        if isinstance(row, dict):
-            keys.update(row)
-            if len(keys) > limits.max_columns:
-                check_columns(len(keys), limits, inp.name, line=number)
-        rows.append(row)
-        lines.append(number)
+    rows, lines = jsonl_rows(data, limits, inp.name)
     return _records_from_rows(rows, inp.name, lambda r: lines[r] if r < len(lines) else None, "line", system, failure_stages)
-
-
-def _valid_table(table: pa.Table, data: bytes, lines_of_rows=None) -> pa.Table:
-    """Fully validate what pyarrow's JSON reader returned, re-reading any broken chunk.
-
-    pyarrow 26's JSON reader can return a list<bool> chunk whose offsets run past its values
-    (seen on a 1-million-record file: "Length spanned by list offsets (12515) larger than values
-    array (length 12514)"). Such a chunk is rebuilt from its own lines with the json module
-    (``lines_of_rows`` maps a row to its 1-based line; blank lines hold no row).
-    """
-    try:
-        table.validate(full=True)
-        return table
-    except pa.ArrowInvalid:
-        pass
-    lines_of_rows = lines_of_rows or nonblank_lines(data)
-    lines = None
-    columns = []
-    for name in table.column_names:
-        column = table.column(name)
-        chunks, start = [], 0
-        for chunk in column.chunks:
-            try:
-                chunk.validate(full=True)
-            except pa.ArrowInvalid:
-                if lines is None:
-                    lines = data.split(b"\n")
-                chunk = pa.array([json.loads(lines[lines_of_rows(start + i) - 1]).get(name) for i in range(len(chunk))],
-                                 type=chunk.type)
-            chunks.append(chunk)
-            start += len(chunk)
-        columns.append(pa.chunked_array(chunks, type=column.type))
-    repaired = pa.table(columns, names=table.column_names)
-    repaired.validate(full=True)
-    return repaired
 
 
 def _read_json(inp, system, failure_stages, limits: ReadLimits) -> Records:

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import evalsuite as es
-from evalsuite.io import is_number_text, repeated_name
+from evalsuite._reading import is_number_text, repeated_name
 from evalsuite.isolation import ReaderPool
 from evalsuite.limits import json_depth_error
 

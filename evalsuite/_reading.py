@@ -1,0 +1,412 @@
+"""What every reader shares: bytes within limits, format detection, text decoding, and the
+JSON, JSONL and Parquet primitives (the run/qrels readers are in ``io`` and ``_read_ranked``, the
+records reader in ``records``)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from typing import Any, BinaryIO, Union
+
+import pyarrow as pa
+
+from ._lines import nonblank_lines
+from .errors import EvalSuiteError
+from .limits import (
+    ReadLimits, check_columns, check_limits, check_rows, gunzip, rows_not_objects,
+    too_large,
+)
+
+
+FORMATS = ("trec", "csv", "tsv", "json", "jsonl", "parquet")
+
+PathOrBuffer = Union[str, os.PathLike, bytes, bytearray, memoryview, BinaryIO]
+
+_EXTENSIONS = {
+    ".csv": "csv", ".tsv": "tsv", ".tab": "tsv",
+    ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl",
+    ".parquet": "parquet", ".pq": "parquet",
+    ".trec": "trec", ".run": "trec", ".qrels": "trec", ".qrel": "trec", ".res": "trec", ".test": "trec",
+}
+
+# Header names accepted in CSV/TSV/JSONL/Parquet (lower-cased, '-' and ' ' read as '_').
+_QUERY_COLUMNS = ("query_id", "qid", "query", "topic", "topic_id", "queryid", "q_id")
+_DOC_COLUMNS = ("doc_id", "corpus_id", "docid", "docno", "doc", "document_id", "passage_id", "pid", "context_id")
+_SCORE_COLUMNS = ("score", "sim", "similarity")
+_RANK_COLUMNS = ("rank",)
+_GRADE_COLUMNS = ("grade", "relevance", "rel", "label", "judgment", "judgement", "qrel", "relevance_grade", "score")
+
+_RUN_TREC_COLUMNS = "query Q0 doc rank score tag"
+_QRELS_TREC_COLUMNS = "query iteration doc grade"
+
+# Possessive quantifiers (Python 3.11+): no backtracking, so a long non-number is refused in
+# linear time (the plain form took seconds on a 20 KB score).
+_NUMBER = re.compile(r"[+-]?+(?:\d++\.?+\d*+|\.\d++)(?:[eE][+-]?+\d++)?+")
+
+
+# What may surround a number in a cell: what pyarrow's CSV reader trims (str.strip would also
+# remove control characters such as \x1c, which neither pyarrow nor a person reads as blank).
+_BLANKS = " \t\r\n"
+
+
+def is_number_text(text: str) -> bool:
+    """Whether ``text`` is a decimal number as written in run and qrels files (no nan, inf or ``_``)."""
+    return _NUMBER.fullmatch(text) is not None
+
+
+# ----------------------------------------------------------------------------------------------
+# Bytes in.
+
+
+class _Input:
+    """One input file: its name for messages and its bytes, read only when needed.
+
+    A plain (not gzip, no byte-order mark) file given by path is handed to pyarrow as a memory
+    map, so the fast path never copies the file into Python; ``data`` reads it on demand for the
+    slower paths.
+    """
+
+    def __init__(self, name: str, ext_name: str, data: bytes | None = None, path: str | None = None,
+                 size: int = 0, head: bytes = b"") -> None:
+        self.name, self.ext_name, self.path = name, ext_name, path
+        self._data = data
+        self.size = len(data) if data is not None else size
+        self.head = data[:65536] if data is not None else head
+
+    @property
+    def data(self) -> bytes:
+        if self._data is None:
+            with open(self.path, "rb") as handle:
+                self._data = handle.read()
+        return self._data
+
+    def arrow_source(self):
+        """Something pyarrow reads without a copy: a memory map of the file, or the bytes."""
+        if self._data is None:
+            return pa.memory_map(self.path)
+        return pa.py_buffer(self._data)
+
+    def release(self) -> None:
+        """Forget the bytes (the parsed columns are all that is needed from here on)."""
+        self._data = b""
+        self.path = None
+
+
+def load_bytes(path_or_buffer: PathOrBuffer, name: str | None = None,
+               limits: ReadLimits | None = None) -> tuple[bytes, str]:
+    """Read a path, bytes or a binary file object (Streamlit's UploadedFile too), un-gzipping.
+
+    Returns the content and the name to show in messages. Raises EvalSuiteError when the
+    content (after decompression) is larger than ``limits.max_bytes``.
+    """
+    inp = _load(path_or_buffer, name, limits)
+    return inp.data, inp.name
+
+
+def _finish(raw: bytes, shown: str, limits: ReadLimits | None = None) -> _Input:
+    """Un-gzip (by magic number, whatever the name says) and drop a UTF-8 byte-order mark."""
+    limits = check_limits(limits)
+    ext_name = shown[:-3] if shown.lower().endswith(".gz") else shown
+    if raw[:2] == b"\x1f\x8b":
+        raw = gunzip(raw, limits, shown)
+    elif len(raw) > limits.max_bytes:
+        raise too_large(len(raw), limits, shown)
+    if raw[:3] == b"\xef\xbb\xbf":
+        raw = raw[3:]
+    return _Input(shown, ext_name, data=raw)
+
+
+def _load(path_or_buffer: PathOrBuffer, name: str | None = None, limits: ReadLimits | None = None) -> _Input:
+    limits = check_limits(limits)
+    if isinstance(path_or_buffer, (str, os.PathLike)):
+        path = os.fspath(path_or_buffer)
+        shown = name or os.path.basename(path)
+        try:
+            with open(path, "rb") as handle:
+                head = handle.read(65536)
+                size = os.fstat(handle.fileno()).st_size
+                if head[:2] == b"\x1f\x8b":
+                    # Compressed size is no guide to content size: the limit is checked while decompressing.
+                    return _finish(head + handle.read(), shown, limits)
+                if size > limits.max_bytes:
+                    raise too_large(size, limits, shown)
+                if head[:3] == b"\xef\xbb\xbf" or size <= len(head):
+                    return _finish(head + handle.read(), shown, limits)
+        except FileNotFoundError:
+            raise EvalSuiteError("file not found", source=path) from None
+        except IsADirectoryError:
+            raise EvalSuiteError("is a directory, not a file", source=path) from None
+        except PermissionError:
+            raise EvalSuiteError("permission denied", source=path) from None
+        ext_name = shown[:-3] if shown.lower().endswith(".gz") else shown
+        return _Input(shown, ext_name, path=path, size=size, head=head)
+    shown = name or _shown_name(path_or_buffer)
+    return _finish(buffer_bytes(path_or_buffer, limits, shown), shown, limits)
+
+
+def buffer_bytes(buffer, limits: ReadLimits, shown: str | None) -> bytes:
+    """The bytes of an in-memory input (bytes, or a binary file object read from its start),
+    refused when larger than ``limits.max_bytes`` (a gzip file's content is checked later, while
+    it is decompressed)."""
+    if isinstance(buffer, (bytes, bytearray, memoryview)):
+        raw = buffer
+    elif hasattr(buffer, "read"):
+        if hasattr(buffer, "seek"):
+            try:
+                buffer.seek(0)
+            except (OSError, ValueError):
+                pass
+        raw = buffer.read(limits.max_bytes + 1)  # one byte more tells a file that is too large
+        if isinstance(raw, str):
+            raw = raw.encode("utf-8")
+    else:
+        raise EvalSuiteError("expected a file path, bytes or a binary file object", field="path_or_buffer",
+                             value=type(buffer).__name__)
+    if len(raw) > limits.max_bytes:
+        raise too_large(len(raw), limits, shown, "the file")
+    return raw if isinstance(raw, bytes) else bytes(raw)
+
+
+def detect_format(data: bytes, name: str = "") -> str:
+    """Guess the format from the file name's extension, then from the content.
+
+    Returns one of ``FORMATS``. ``.txt`` and unknown extensions are sniffed: Parquet magic,
+    JSON (one document) or JSONL (one object per line), CSV or TSV with a recognised header,
+    otherwise TREC (whitespace separated). A ``.tsv`` or ``.csv`` file whose first line is not a
+    header of known column names is read as TREC, as MS MARCO's headerless ``qrels.dev.tsv``
+    (``qid 0 pid grade``, tab separated) needs.
+    """
+    ext = os.path.splitext(name.lower())[1]
+    if ext in _EXTENSIONS and _EXTENSIONS[ext] not in ("trec", "csv", "tsv"):
+        return _EXTENSIONS[ext]
+    if data[:4] == b"PAR1":
+        return "parquet"
+    head = bytes(data[:65536])
+    stripped = head.lstrip()
+    if stripped[:1] in (b"{", b"["):
+        first_line = stripped.split(b"\n", 1)[0].strip()
+        rest = stripped[len(first_line):].strip() if b"\n" in stripped else b""
+        if first_line.startswith(b"{") and rest.startswith(b"{"):
+            try:
+                json.loads(first_line)
+                return "jsonl"
+            except ValueError:
+                pass
+        return "json"
+    first = _first_data_line(head)
+    if ext == ".csv" and first is not None and "," in first:
+        return "csv"
+    if first is not None and _looks_like_header(first):
+        if "\t" in first:
+            return "tsv"
+        if "," in first:
+            return "csv"
+    return "trec"
+
+
+def _first_data_line(head: bytes) -> str | None:
+    for raw in head.split(b"\n"):
+        line = raw.decode("utf-8", errors="replace").strip()
+        if line and not line.startswith("#"):
+            return line
+    return None
+
+
+def _normal(name: str) -> str:
+    return name.strip().lower().replace("-", "_").replace(" ", "_")
+
+
+def _looks_like_header(line: str) -> bool:
+    sep = "\t" if "\t" in line else ","
+    names = {_normal(n.strip('"')) for n in line.split(sep)}
+    return bool(names & set(_QUERY_COLUMNS)) and bool(names & set(_DOC_COLUMNS))
+
+
+def _shown_name(path_or_buffer) -> str | None:
+    """The name messages use for an input before it is opened (for errors of the last resort)."""
+    if isinstance(path_or_buffer, (str, os.PathLike)):
+        return os.path.basename(os.fspath(path_or_buffer))
+    if isinstance(path_or_buffer, (bytes, bytearray, memoryview)):
+        return "<bytes>"
+    return os.path.basename(str(getattr(path_or_buffer, "name", "") or "<upload>"))
+
+
+def not_unicode_error(exc: UnicodeEncodeError, source: str | None) -> EvalSuiteError:
+    """The error for text holding a lone surrogate (JSON's \\ud800 escapes can produce one)."""
+    return EvalSuiteError("text that is not valid Unicode: a lone surrogate (JSON escapes such as \\ud800 can "
+                          "produce one); fix the id or text", source=source, field="text",
+                          value=exc.object[max(0, exc.start - 20): exc.end + 20])
+
+
+def decode_or_explain(data, name: str) -> str:
+    try:
+        return bytes(data).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raw = bytes(data)
+        line = raw.count(b"\n", 0, exc.start) + 1
+        bad = raw[exc.start:exc.end]
+        raise EvalSuiteError(f"bytes that are not UTF-8 text ({exc.reason}); save the file as UTF-8",
+                             source=name, line=line, field="bytes", value=bad) from None
+
+
+def repeated_name(names: list[str]) -> str | None:
+    """The first name (in sorted order) that occurs more than once, in linear time; None if none."""
+    seen: set[str] = set()
+    repeated = {n for n in names if n in seen or seen.add(n)}
+    return min(repeated) if repeated else None
+
+
+def open_parquet(data: bytes, limits: ReadLimits, source: str):
+    """A ``pyarrow.parquet.ParquetFile`` whose footer is within ``limits`` (nothing else read yet).
+
+    A Parquet file states its rows, columns and uncompressed size in its footer: a 0.5 MB file
+    can hold 50 million rows of one repeated value, so these are checked before any data is
+    decoded.
+    """
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(pa.BufferReader(pa.py_buffer(data)))
+        meta = parquet.metadata
+        check_columns(meta.num_columns, limits, source, line_label="row")
+        check_rows(meta.num_rows, limits, source, "rows")
+        unpacked = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    except (pa.ArrowException, OSError) as exc:
+        raise EvalSuiteError(f"not a readable Parquet file ({exc})", source=source) from None
+    if unpacked > limits.max_bytes:
+        raise too_large(unpacked, limits, source, "the uncompressed data")
+    return parquet
+
+
+def read_parquet_table(parquet, source: str, columns: list[str] | None = None) -> pa.Table:
+    """Read (some columns of) an opened Parquet file, fully validated (UTF-8 of strings too)."""
+    try:
+        table = parquet.read(columns=columns)
+        table.validate(full=True)
+    except (pa.ArrowException, OSError) as exc:
+        raise EvalSuiteError(f"not a readable Parquet file ({exc})", source=source) from None
+    return table
+
+
+def _reject_constant(value: str):
+    raise ValueError(f"{value} is not allowed (scores and grades must be finite numbers)")
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    """``object_pairs_hook`` for json: a key given twice in one object is an error, not a silent overwrite."""
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key {key!r} appears twice in one JSON object")
+        out[key] = value
+    return out
+
+
+def json_load(text: str, name: str, line_offset: int = 0):
+    try:
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=unique_keys)
+    except json.JSONDecodeError as exc:
+        raise EvalSuiteError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=name,
+                             line=exc.lineno + line_offset, field="json", value=text[max(0, exc.pos - 20): exc.pos + 20]) from None
+    except RecursionError:
+        raise EvalSuiteError("JSON nested too deeply to read", source=name, line=line_offset + 1 if line_offset else None,
+                             field="json") from None
+    except ValueError as exc:
+        raise EvalSuiteError(f"invalid JSON: {exc}", source=name, line=line_offset + 1 if line_offset else None,
+                             field="json") from None
+
+
+def finite_number(value) -> float | None:
+    """``value`` as a float when it is a finite int or float (not a bool), else None.
+
+    JSON integers have no size limit: one past float range is not finite, not an OverflowError.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def valid_table(table: pa.Table, data: bytes, lines_of_rows=None) -> pa.Table:
+    """Fully validate what pyarrow's JSON reader returned, re-reading any broken chunk.
+
+    pyarrow 26's JSON reader can return a list<bool> chunk whose offsets run past its values
+    (seen on a 1-million-record file: "Length spanned by list offsets (12515) larger than values
+    array (length 12514)"). Such a chunk is rebuilt from its own lines with the json module
+    (``lines_of_rows`` maps a row to its 1-based line; blank lines hold no row).
+    """
+    try:
+        table.validate(full=True)
+        return table
+    except pa.ArrowInvalid:
+        pass
+    lines_of_rows = lines_of_rows or nonblank_lines(data)
+    lines = None
+    columns = []
+    for name in table.column_names:
+        column = table.column(name)
+        chunks, start = [], 0
+        for chunk in column.chunks:
+            try:
+                chunk.validate(full=True)
+            except pa.ArrowInvalid:
+                if lines is None:
+                    lines = data.split(b"\n")
+                chunk = pa.array([json.loads(lines[lines_of_rows(start + i) - 1]).get(name) for i in range(len(chunk))],
+                                 type=chunk.type)
+            chunks.append(chunk)
+            start += len(chunk)
+        columns.append(pa.chunked_array(chunks, type=column.type))
+    repaired = pa.table(columns, names=table.column_names)
+    repaired.validate(full=True)
+    return repaired
+
+
+def jsonl_table(data: bytes, limits: ReadLimits, source: str) -> pa.Table | None:
+    """The fast path of every JSONL reader: pyarrow's JSON reader, fully validated, or None.
+
+    None when a line is not an object (pyarrow crashes the process on some, such as a first
+    line ``null``) or pyarrow refuses the file; the caller then reads it line by line with
+    :func:`jsonl_rows`, which names the line. Raises when the rows have more than
+    ``limits.max_columns`` keys.
+    """
+    import pyarrow.json as pajson
+
+    if rows_not_objects(data):
+        return None
+    try:
+        table = valid_table(pajson.read_json(pa.BufferReader(pa.py_buffer(data))), data)
+        names = table.column_names
+    except (pa.ArrowException, UnicodeDecodeError):
+        return None
+    check_columns(len(names), limits, source)
+    return table
+
+
+def jsonl_rows(data: bytes, limits: ReadLimits, source: str) -> tuple[list, list[int]]:
+    """Every non-blank line of a JSONL text parsed with the json module, and its line number.
+
+    Raises EvalSuiteError naming the line of invalid JSON, undecodable bytes, or the line where
+    the rows' keys pass ``limits.max_columns``.
+    """
+    text = decode_or_explain(data, source)
+    rows, lines = [], []
+    keys: set = set()
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        row = json_load(line, source, line_offset=number - 1)
+        if isinstance(row, dict):
+            keys.update(row)
+            if len(keys) > limits.max_columns:
+                check_columns(len(keys), limits, source, line=number)
+        rows.append(row)
+        lines.append(number)
+    return rows, lines
+
+
