@@ -11,6 +11,7 @@ import re
 from typing import Any, BinaryIO, Union
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ._lines import nonblank_lines
 from .errors import EvalSuiteError
@@ -385,7 +386,41 @@ def jsonl_table(data: bytes, limits: ReadLimits, source: str) -> pa.Table | None
     except (pa.ArrowException, UnicodeDecodeError):
         return None
     check_columns(len(names), limits, source)
+    if not _read_as_written(table, data):
+        return None
     return table
+
+
+def _inferred_away(kind: pa.DataType) -> bool:
+    """Whether pyarrow's inference may have changed what was written: a string that looks like a
+    date read as a timestamp (its text is gone), in a column or nested in lists and structs."""
+    if pa.types.is_timestamp(kind) or pa.types.is_date(kind) or pa.types.is_time(kind):
+        return True
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return _inferred_away(kind.value_type)
+    if pa.types.is_struct(kind):
+        return any(_inferred_away(kind.field(i).type) for i in range(kind.num_fields))
+    return False
+
+
+def _read_as_written(table: pa.Table, data: bytes) -> bool:
+    """Whether pyarrow's table holds what the JSONL text says, one row per non-blank line.
+
+    Not when a value was inferred as a date or time, when a float column reaches 2**63 (an
+    integer too wide for int64, read as a float with digits lost), or when a line held two
+    objects (pyarrow reads both; the line is invalid JSONL, and the line-by-line reader says so).
+    """
+    for column in table.columns:
+        if _inferred_away(column.type):
+            return False
+        if pa.types.is_floating(column.type) and column.length() > column.null_count:
+            largest = pc.max(pc.abs(column)).as_py()
+            if largest is not None and largest >= 2.0**63:
+                return False
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if table.num_rows != lines:  # blank lines, or a line with two objects: count exactly
+        return table.num_rows == sum(1 for line in data.split(b"\n") if line.strip())
+    return True
 
 
 def jsonl_rows(data: bytes, limits: ReadLimits, source: str) -> tuple[list, list[int]]:

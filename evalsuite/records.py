@@ -573,13 +573,18 @@ def _finish_records(arrays: dict, n_rows: int, source: str, line_of, warnings: l
     keys = pd.DataFrame({"s": arrays["system"].to_pandas(), "q": arrays["query_id"].to_pandas()})
     dup = keys.duplicated(keep=False).to_numpy()
     if dup.any():
-        rows = np.flatnonzero(dup)
-        first = rows[0]
-        same = rows[(keys["s"].to_numpy()[rows] == keys["s"].iloc[first]) & (keys["q"].to_numpy()[rows] == keys["q"].iloc[first])]
-        lines = [line_of(int(r)) for r in same[:2]]
-        fail(f"query_id {keys['q'].iloc[first]!r} appears twice for system {keys['s'].iloc[first]!r} "
-             f"({line_label}s {lines[0]} and {lines[1]}); each request needs its own id", int(same[1]), "query_id",
-             keys["q"].iloc[first])
+        # Confirmed on the Python strings (pandas' hashing and numpy string arrays can confuse
+        # ids that differ only in trailing NULs): the first key seen twice, and its two rows.
+        systems, queries = keys["s"].tolist(), keys["q"].tolist()
+        seen: dict = {}
+        for r in map(int, np.flatnonzero(dup)):
+            key = (systems[r], queries[r])
+            if key in seen:
+                first, second = seen[key], r
+                fail(f"query_id {queries[first]!r} appears twice for system {systems[first]!r} "
+                     f"({line_label}s {line_of(first)} and {line_of(second)}); each request needs its own id", second,
+                     "query_id", queries[first])
+            seen[key] = r
     ordered = ["query_id", "system"] + [f for f in arrays if f not in ("query_id", "system")]
     table = pa.table({name: arrays[name] for name in ordered})
     return Records(table, source=source, warnings=warnings, aliases={k: v for k, v in mapping.items() if k != v},
@@ -735,8 +740,9 @@ def _read_jsonl(inp, system, failure_stages, limits: ReadLimits) -> Records:
     lines_of_rows = nonblank_lines(data)
     table = jsonl_table(data, limits, inp.name)
     # Ids that came out as floats (integers past 2**63) lost digits: the exact path reads them.
-    if table is not None and not any(pa.types.is_floating(table.schema.field(c).type)
-                                     for c in table.column_names if _kind(ALIASES.get(c, c)) == "id"):
+    id_columns = [c for c, canonical in _map_columns(table.column_names)[0].items() if _kind(canonical) == "id"] \
+        if table is not None else []
+    if table is not None and not any(pa.types.is_floating(table.schema.field(c).type) for c in id_columns):
         records = _records_from_table(table, inp.name, lines_of_rows, "line", system, failure_stages)
         if records is not None:
             return records
