@@ -1,0 +1,236 @@
+"""The report :func:`evalsuite.compare` returns: a table with renderings as text, CSV and LaTeX."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from ._validate import defuse_formula
+from .errors import EvalSuiteError
+
+from ._paired_stats import CI_METHODS, CORRECTIONS, TESTS, ZERO_METHODS
+
+__all__ = ["ComparisonReport", "latex_escape"]
+
+
+# --------------------------------------------------------------------------------------------
+# The report
+# --------------------------------------------------------------------------------------------
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+    "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
+}
+
+
+def latex_escape(text: Any) -> str:
+    """``str(text)`` with LaTeX's special characters escaped for text mode."""
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+
+
+def _spreadsheet_safe(value: Any) -> Any:
+    """Text that a spreadsheet would run as a formula, with a leading single quote."""
+    return defuse_formula(value) if isinstance(value, str) else value
+
+
+def _format_p(p: float, digits: int) -> str:
+    floor = 10.0 ** -digits
+    return f"<{floor:.{digits}f}" if p < floor else f"{p:.{digits}f}"
+
+
+@dataclass
+class ComparisonReport:
+    """What :func:`compare` and :func:`compare_per_query` return.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per (metric, pair of systems), in metric order then pair order, with columns
+        ``metric, baseline, system`` (str); ``mean_baseline, mean_system`` (means over the
+        queries compared in that row); ``diff`` (mean of system - baseline); ``ci_low,
+        ci_high`` (bootstrap interval of ``diff``); ``p_value`` (the paired test), ``p_adjusted``
+        (corrected over all rows of the table), ``significant`` (bool, ``p_adjusted <= alpha``);
+        ``effect_size`` (``diff / std`` of the differences, ddof=1); ``wins, ties, losses``
+        (queries where the system is higher, within ``tie_tolerance``, lower); ``n_queries``
+        (queries compared), ``n_dropped_nan`` (queries in both systems left out because the
+        metric is NaN, i.e. undefined, for one of them), ``n_unpaired`` (queries in only one of
+        the two systems, left out).
+    per_query : dict of str -> pandas.DataFrame
+        Per metric a query x system table of the values compared (outer join on query id, NaN
+        where a system has no value).
+    system_means : pandas.DataFrame
+        System x metric: each system's mean over the queries where it has a value (what
+        :meth:`to_latex` prints).
+    params : dict
+        test, correction, alpha, seed, n_resamples, ci, confidence, tie_tolerance,
+        zero_method (Wilcoxon), pairs, baseline, systems, metrics, n_comparisons and plain-word
+        descriptions of each choice.
+    warnings : list of str
+        Things worth knowing (undefined intervals, evaluation warnings from :func:`compare`).
+    evaluations : dict of str -> EvaluationReport, or None
+        From :func:`compare`: each system's evaluation (queries defaulted to 0, dropped ...).
+    """
+
+    table: pd.DataFrame
+    per_query: dict[str, pd.DataFrame]
+    system_means: pd.DataFrame
+    params: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+    evaluations: dict[str, Any] | None = None
+
+    @property
+    def systems(self) -> list[str]:
+        """System names, baseline first."""
+        return list(self.params["systems"])
+
+    @property
+    def metrics(self) -> list[str]:
+        """Metric names, in report order."""
+        return list(self.params["metrics"])
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """A copy of :attr:`table`."""
+        return self.table.copy()
+
+    def describe(self) -> list[str]:
+        """The test, interval and correction in plain words, one line each."""
+        p = self.params
+        if p["test"] == "permutation":
+            test = f"{TESTS['permutation']}; {p['n_resamples']:,} resamples, seed {p['seed']}"
+        elif p["test"] == "wilcoxon":
+            test = f"{TESTS['wilcoxon']}; zero_method={p['zero_method']!r}: {ZERO_METHODS[p['zero_method']]}"
+        else:
+            test = TESTS[p["test"]]
+        return [
+            f"test: {test}",
+            (f"interval: {p['confidence']:.0%} {CI_METHODS[p['ci']]} bootstrap interval of the mean difference "
+             f"(queries resampled, {p['n_resamples']:,} resamples, seed {p['seed']})"),
+            (f"correction: {CORRECTIONS[p['correction']]}; over all {p['n_comparisons']} comparisons of this report; "
+             f"significant: adjusted p <= {p['alpha']}"),
+        ]
+
+    def to_text(self, digits: int = 4) -> str:
+        """Plain-text table: one line per (metric, pair), with the settings above it."""
+        p = self.params
+        title = (f"Paired comparison of {len(p['systems'])} systems on {len(p['metrics'])} metrics "
+                 f"(pairs: {p['pairs']}; baseline: {p['baseline']}; diff = system - baseline)")
+        head = [title, *self.describe(), ""]
+        headers = ["metric", "baseline", "system", "mean base", "mean sys", "diff", f"{p['confidence']:.0%} CI",
+                   "p", "p adj", "sig", "effect", "W/T/L", "n"]
+        rows = []
+        for r in self.table.itertuples(index=False):
+            rows.append([
+                str(r.metric), str(r.baseline), str(r.system), f"{r.mean_baseline:.{digits}f}",
+                f"{r.mean_system:.{digits}f}", f"{r.diff:+.{digits}f}",
+                f"[{r.ci_low:+.{digits}f}, {r.ci_high:+.{digits}f}]", _format_p(r.p_value, digits),
+                _format_p(r.p_adjusted, digits), "*" if r.significant else "", f"{r.effect_size:+.3f}",
+                f"{r.wins}/{r.ties}/{r.losses}", str(r.n_queries),
+            ])
+        widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
+        left = {0, 1, 2, 9}
+
+        def line(cells):
+            return "  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+        body = [line(headers), line(["-" * w for w in widths]), *(line(row) for row in rows)]
+        notes = []
+        dropped = self.table[(self.table["n_dropped_nan"] > 0) | (self.table["n_unpaired"] > 0)]
+        for r in dropped.itertuples(index=False):
+            notes.append(f"{r.metric}, {r.baseline} vs {r.system}: {r.n_dropped_nan} queries left out as undefined "
+                         f"(NaN) for a system, {r.n_unpaired} as missing from one system")
+        notes += [f"note: {w}" for w in self.warnings]
+        return "\n".join(head + body + ([""] + notes if notes else []))
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def __repr__(self) -> str:
+        p = self.params
+        return (f"ComparisonReport({len(p['systems'])} systems, {len(p['metrics'])} metrics, "
+                f"{p['n_comparisons']} comparisons, test={p['test']!r}, correction={p['correction']!r}, "
+                f"alpha={p['alpha']})")
+
+    def to_csv(self, path_or_buf=None, **kwargs) -> str | None:
+        """:attr:`table` as CSV (pandas ``to_csv``, no index), safe to open in a spreadsheet.
+
+        Text cells starting with ``= + - @``, a tab or a carriage return get a leading single
+        quote so no spreadsheet runs them as a formula; numbers are written as numbers.
+        Returns the text when ``path_or_buf`` is None.
+        """
+        safe = self.table.copy()
+        for col in ("metric", "baseline", "system"):
+            safe[col] = safe[col].astype(object).map(_spreadsheet_safe)
+        kwargs.setdefault("index", False)
+        return safe.to_csv(path_or_buf, **kwargs)
+
+    def _caption(self) -> str:
+        p = self.params
+        n = self.table["n_queries"]
+        queries = f"{int(n.iloc[0])} queries" if n.nunique() == 1 else f"{int(n.min())} to {int(n.max())} queries"
+        if p["pairs"] == "baseline":
+            marks = (rf"$^\dagger$ / $^\ddagger$: significantly higher / lower than the baseline "
+                     rf"({latex_escape(p['baseline'])})")
+        else:
+            marks = "a superscript letter: significantly higher than the system with that letter"
+        test = {
+            "permutation": f"two-sided paired randomisation test ({p['n_resamples']:,} sign-flip resamples, seed {p['seed']})",
+            "t-test": "two-sided paired t-test",
+            "wilcoxon": f"two-sided Wilcoxon signed-rank test (zero\\_method={p['zero_method']})",
+        }[p["test"]]
+        correction = {
+            "holm": "Holm-adjusted", "bonferroni": "Bonferroni-adjusted", "fdr_bh": "Benjamini-Hochberg-adjusted",
+            "none": "not adjusted",
+        }[p["correction"]]
+        return (f"Mean per system over {queries}. {marks}; {test}, p-values {correction} over "
+                f"{p['n_comparisons']} comparisons, $\\alpha = {p['alpha']}$.")
+
+    def to_latex(self, digits: int = 4, caption: str | None = None, label: str | None = "tab:comparison") -> str:
+        """A booktabs table: systems as rows, metrics as columns, means with significance marks.
+
+        With ``pairs="baseline"``, ``$^\\dagger$`` marks a mean significantly higher than the
+        baseline's and ``$^\\ddagger$`` one significantly lower (after correction). With
+        ``pairs="all"`` each system gets a letter and a mean carries the letters of the systems it
+        is significantly higher than (ranx's layout). The caption names the test, the correction
+        and alpha (pass ``caption`` to replace it; it is used as given, not escaped). System and
+        metric names are escaped. Needs ``\\usepackage{booktabs}``.
+        """
+        p = self.params
+        systems, metrics = p["systems"], p["metrics"]
+        letters = {s: chr(ord("a") + i) for i, s in enumerate(systems)} if len(systems) <= 26 else None
+        if p["pairs"] == "all" and letters is None:
+            raise EvalSuiteError("to_latex labels systems a..z; more than 26 systems cannot be marked", field="systems",
+                                 value=len(systems))
+        marks: dict[tuple[str, str], list[str]] = {}
+        for r in self.table[self.table["significant"]].itertuples(index=False):
+            if p["pairs"] == "baseline":
+                marks[(r.system, r.metric)] = [r"\dagger" if r.diff > 0 else r"\ddagger"]
+            else:
+                higher, lower = (r.system, r.baseline) if r.diff > 0 else (r.baseline, r.system)
+                marks.setdefault((higher, r.metric), []).append(letters[lower])
+        show_letters = p["pairs"] == "all"
+        cols = "l" + ("c" if show_letters else "") + "r" * len(metrics)
+        header = ["System"] + (["\\#"] if show_letters else []) + [latex_escape(m) for m in metrics]
+        lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{caption if caption is not None else self._caption()}}}"]
+        if label:
+            lines.append(rf"\label{{{label}}}")
+        lines += [rf"\begin{{tabular}}{{{cols}}}", r"\toprule", " & ".join(header) + r" \\", r"\midrule"]
+        for system in systems:
+            name = latex_escape(system) + (" (baseline)" if p["pairs"] == "baseline" and system == p["baseline"] else "")
+            cells = [name] + ([letters[system]] if show_letters else [])
+            for metric in metrics:
+                value = self.system_means.loc[system, metric]
+                mark = marks.get((system, metric))
+                if mark:
+                    sup = ",".join(sorted(mark)) if show_letters else mark[0]
+                    cells.append(f"{value:.{digits}f}$^{{{sup}}}$")
+                else:
+                    cells.append(f"{value:.{digits}f}")
+            lines.append(" & ".join(cells) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+        return "\n".join(lines) + "\n"
+
+
