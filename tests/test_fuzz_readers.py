@@ -25,7 +25,8 @@ reader/format; the other tests scale with it. The default run reads about 4,800 
 on two cores); 460 reads about 20,000 (three minutes). Runs are derandomized (the same inputs
 every time) and use no example database. ``pytest -s`` prints the inputs per reader/format.
 
-Problems found are kept as ordinary tests marked xfail(strict=True) at the end of this file.
+Problems this fuzzing found (fixed since, in 9df5c5f) are kept as ordinary regression tests at
+the end of this file.
 """
 
 from __future__ import annotations
@@ -56,7 +57,6 @@ READERS = {"run": es.read_run, "qrels": es.read_qrels, "records": es.read_record
 COUNTS: collections.Counter = collections.Counter()
 IN_PROCESS: collections.Counter = collections.Counter()
 OUTCOMES: collections.Counter = collections.Counter()
-KNOWN: collections.Counter = collections.Counter()  # inputs that hit a problem already found (xfail tests)
 PRINTED: list = []  # set when the last test has printed the table
 
 
@@ -88,7 +88,6 @@ def count_table() -> str:
     for (test, _, _), n in COUNTS.items():
         by_test[test] += n
     lines += [f"  {test}: {n}" for test, n in sorted(by_test.items())]
-    lines += [f"  inputs that hit a known problem ({test}): {n}" for test, n in sorted(KNOWN.items())]
     return "\n".join(lines)
 
 
@@ -126,19 +125,9 @@ def read_here(kind: str, fmt: str, data: bytes, name: str):
         return None, error
 
 
-def known_failure(kind: str, data: bytes, message: str) -> str | None:
-    """The xfail test a failure belongs to, if it is one already found (it is counted, not failed)."""
-    if kind == "records" and "IndexError: list index out of range" in message and (b"\\u0000" in data or b"\x00" in data):
-        return "test_found_records_repeated_id_ending_in_nul"
-    return None
-
-
 def check_error(error: EvalSuiteError, kind: str, fmt: str, data: bytes, name: str) -> None:
     message = str(error)
     assert isinstance(message, str) and message.strip(), f"{kind}/{fmt}: an error with an empty message"
-    if getattr(error, "reason", None) == "the reader failed" and known_failure(kind, data, message):
-        KNOWN[known_failure(kind, data, message)] += 1
-        return
     assert getattr(error, "reason", None) != "the reader failed", (
         f"{kind} reader, format {fmt}: an exception that is not an EvalSuiteError escaped the reader: {message}\n"
         f"input {shown(data)}")
@@ -312,35 +301,6 @@ def test_mutated_generated_files(pool, kind, fmt):
 # ----------------------------------------------------------------------------------------------
 # Differential checks on mutated files.
 
-# A CR not followed by LF: the TREC paths disagree on it (see the xfail test below).
-_LONE_CR = re.compile(rb"\r(?!\n)")
-
-
-def fast_path_keeps_a_tab(data: bytes, kind: str) -> bool:
-    """Whether the Arrow fast path (fields split on single spaces) takes the file with a tab inside a
-    field: it keeps the tab there (xfail test below); otherwise the paths normalise tabs."""
-    ncols = 6 if kind == "run" else 4
-    lines = data.split(b"\n")
-    if lines[-1] == b"":
-        lines.pop()
-    tab = False
-    for line in lines:
-        fields = (line[:-1] if line.endswith(b"\r") else line).split(b" ")
-        if len(fields) != ncols or not all(fields):
-            return False
-        tab = tab or any(b"\t" in f for f in fields)
-    return tab
-
-
-# Two objects on one line: pyarrow reads both, the json module refuses the line (xfail test below).
-_TWO_OBJECTS_ON_A_LINE = re.compile(rb"\}[ \t\r]*\{")
-# A JSON string that starts like a date: pyarrow may read it as a timestamp (xfail test below).
-_DATE_STRING = re.compile(rb'"[0-9]{4}-[0-9]{2}-[0-9]{2}[^"]{0,40}"')
-# Records: an integer past int64 other than under a lower-case id key (two xfail tests below).
-_BIG_INT_NOT_AN_ID = re.compile(
-    rb'"(?!(?:query_id|qid|id|question_id|request_id|sample_id|system)")[^"]*"\s*:\s*-?[0-9]{19,}')
-
-
 def _base_or_case(kind: str, fmt: str):
     bases = fz.bases(kind, fmt)
     small = [data for label, data in bases if "whole" not in label]
@@ -355,8 +315,7 @@ def test_trec_comment_line_does_not_change_the_parse(pool, kind):
     @given(_base_or_case(kind, "trec"), fz.mutations(wraps=False))
     def check(original, recipe):
         data = fz.apply(original, recipe)
-        assume(not data.startswith(b"\x1f\x8b") and not _LONE_CR.search(data)
-               and not fast_path_keeps_a_tab(data, kind))
+        assume(not data.startswith(b"\x1f\x8b"))  # gzip magic in front: not a TREC file any more
         plain, plain_error = read_in_pool(pool, "trec_comment_line", kind, "trec", data, f"f.{kind}")
         commented, commented_error = read_in_pool(pool, "trec_comment_line", kind, "trec", fz.with_comment_line(data),
                                                   f"f.{kind}")
@@ -378,9 +337,7 @@ def test_jsonl_fast_and_slow_paths_agree(pool, kind):
     def check(original, recipe):
         data = fz.apply(original, recipe)
         slow_data = fz.with_slow_path_field(data)
-        assume(slow_data is not None and not _DATE_STRING.search(data))
-        assume(kind != "records" or not _BIG_INT_NOT_AN_ID.search(data))
-        assume(not _TWO_OBJECTS_ON_A_LINE.search(data))
+        assume(slow_data is not None)
         fast, fast_error = read_in_pool(pool, "jsonl_paths", kind, "jsonl", data, "f.jsonl")
         slow, slow_error = read_in_pool(pool, "jsonl_paths", kind, "jsonl", slow_data, "f.jsonl")
         assert (fast_error is None) == (slow_error is None), (
@@ -467,11 +424,18 @@ def test_hostile_files_are_refused_or_read_never_crash(pool, kind, fmt, label):
 
 
 # ----------------------------------------------------------------------------------------------
-# Problems the fuzzing found (not fixed here): each is an ordinary test, xfail(strict=True).
+# Problems this fuzzing found, each a regression test now (they were xfail(strict=True) until the
+# readers were fixed in 9df5c5f).
 
 
-@pytest.mark.xfail(strict=True, raises=EvalSuiteError, reason="pyarrow's JSON reader infers timestamp[s] for strings like '2020-01-01'; "
-                                        "the JSONL readers then refuse a valid id or text field")
+def _trec_outcome(kind: str, content: bytes):
+    """The rows read, or the error's field and reason without its line numbers."""
+    try:
+        return ranked_rows(READERS[kind](content, format="trec", source_name="f.trec"))
+    except EvalSuiteError as error:
+        return f"error in {error.field}: " + re.sub(r"\d+", "N", error.reason)
+
+
 @pytest.mark.parametrize("kind, data", [
     ("run", b'{"query_id": "2020-01-01", "doc_id": "d1", "score": 1.5}\n'),
     ("qrels", b'{"query_id": "q1", "doc_id": "2020-01-01 10:00:00", "relevance": 1}\n'),
@@ -479,6 +443,8 @@ def test_hostile_files_are_refused_or_read_never_crash(pool, kind, fmt, label):
     ("records", b'{"query_id": "q1", "question": "2020-01-01"}\n'),
 ])
 def test_found_jsonl_date_strings_are_read_as_strings(kind, data):
+    """pyarrow's JSON reader inferred timestamp[s] for strings like '2020-01-01'; the JSONL readers then
+    refused a valid id or text field."""
     result = READERS[kind](data, format="jsonl", source_name="dates.jsonl")
     if kind == "records":
         assert "2020-01-01" in result.table.to_pylist()[0].values()
@@ -487,35 +453,25 @@ def test_found_jsonl_date_strings_are_read_as_strings(kind, data):
         assert row[0].startswith("2020-01-01") or row[1].startswith("2020-01-01")
 
 
-@pytest.mark.xfail(strict=True, raises=EvalSuiteError, reason="records JSONL: an integer id past 2**63 under a header matched only "
-                                        "case-insensitively ('ID', 'QID', 'Request_ID') is refused; 'id' works")
 @pytest.mark.parametrize("header", ["ID", "QID", "Request_ID"])
 def test_found_records_big_integer_id_under_upper_case_header(header):
+    """An integer id past 2**63 under a header matched only case-insensitively ('ID', 'QID') was refused."""
     data = b'{"' + header.encode() + b'": 123456789012345678901234, "answer": "a"}\n'
     records = es.read_records(data, format="jsonl", source_name="r.jsonl")
     assert records.table.column("query_id").to_pylist() == ["123456789012345678901234"]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="TREC: a CR not followed by LF ends a line on the Arrow path but is part of "
-                                        "a field on the line-by-line path (taken when the file has a comment line)")
 @pytest.mark.parametrize("kind, data", [
     ("run", b"q1 Q0 d1 1 1.0 t\rq1 Q0 d2 1 2.0 t\n"),
     ("qrels", b"q1 0 d1 1\rq1 0 d2 1\n"),
     ("qrels", b"q1 0 d1 1\r\r\n"),
 ])
 def test_found_trec_lone_cr_reads_the_same_with_a_comment_line(kind, data):
-    def outcome(content):
-        try:
-            return ranked_rows(READERS[kind](content, format="trec", source_name="f.trec"))
-        except EvalSuiteError as error:
-            return f"error: {error.reason}"
-
-    assert outcome(data) == outcome(fz.with_comment_line(data))
+    """A CR not before a LF ended a line on the Arrow path but was part of a field on the line-by-line
+    path (taken when the file has a comment line)."""
+    assert _trec_outcome(kind, data) == _trec_outcome(kind, fz.with_comment_line(data))
 
 
-@pytest.mark.xfail(strict=True, raises=IndexError, reason="read_records: a repeated (system, query_id) whose id "
-                                                          "ends in NUL raises IndexError (records.py _finish_records) "
-                                                          "instead of the 'appears twice' EvalSuiteError")
 @pytest.mark.parametrize("fmt, data", [
     ("jsonl", b'{"query_id": "a\\u0000"}\n{"query_id": "a\\u0000"}\n'),
     ("json", b'[{"query_id": "\\u0000"}, {"query_id": "\\u0000"}]'),
@@ -523,52 +479,43 @@ def test_found_trec_lone_cr_reads_the_same_with_a_comment_line(kind, data):
     ("jsonl", b'{"query_id": "q", "system": "s\\u0000"}\n{"query_id": "q", "system": "s\\u0000"}\n'),
 ])
 def test_found_records_repeated_id_ending_in_nul(fmt, data):
+    """A repeated (system, query_id) whose id ends in NUL raised IndexError, not the 'appears twice' error."""
     with pytest.raises(EvalSuiteError, match="appears twice"):
         es.read_records(data, format=fmt, source_name="r." + fmt)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="records JSONL fast path keeps an unknown field holding "
-                                                             "an integer past int64 as float64 (digits lost); the "
-                                                             "JSON reader and the line-by-line path keep its text")
 def test_found_records_jsonl_big_integer_in_an_unknown_field_keeps_its_digits():
+    """The JSONL fast path kept an unknown field holding an integer past int64 as float64 (digits lost)."""
     data = b'{"query_id": "q1", "tokens": 12345678901234567891}\n'
     value = es.read_records(data, format="jsonl", source_name="r.jsonl").table.column("tokens").to_pylist()[0]
     assert value in ("12345678901234567891", 12345678901234567891), value
 
 
-def _trec_outcome(kind: str, content: bytes):
-    try:
-        return ranked_rows(READERS[kind](content, format="trec", source_name="f.trec"))
-    except EvalSuiteError as error:
-        return f"error: {error.reason}"
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="TREC fast path (Arrow, space-delimited) keeps a tab "
-                                                             "that is next to a space inside the field: doc 'd1\\t', "
-                                                             "query '\\tq1', run tag 'r\\t'; the line-by-line path "
-                                                             "splits on tabs too")
 @pytest.mark.parametrize("kind, data", [
     ("run", b"q1 Q0 d1\t 1 1.0 r\nq1 Q0 d2 2 0.5 r\n"),
     ("run", b"q1 Q0 d1 1 1.0 r\t\n"),
     ("qrels", b"q1 0 d1 1\n\tq1 0 d1 0\n"),
 ])
 def test_found_trec_tab_next_to_a_space_is_whitespace(kind, data):
-    assert _trec_outcome(kind, data) == _trec_outcome(kind, fz.with_comment_line(data))
-    result = READERS[kind](data, format="trec", source_name="f.trec")
-    ids = result.query_ids.tolist() + result.doc_ids.to_pylist() + [getattr(result, "name", None) or "x"]
+    """The Arrow (space-delimited) path kept a tab next to a space inside the field: doc 'd1\\t', query
+    '\\tq1', run tag 'r\\t'."""
+    outcome = _trec_outcome(kind, data)
+    assert outcome == _trec_outcome(kind, fz.with_comment_line(data))
+    if isinstance(outcome, str):  # the qrels case: the same judgement twice once the tab is whitespace
+        assert "appears twice" in outcome
+        return
+    ids = [text for q, d, _ in outcome for text in (q, d)] + [READERS[kind](data, format="trec", source_name="f").name]
     assert not any(c.isspace() for text in ids for c in text), ids
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="JSONL fast path (pyarrow) reads two objects on one "
-                                                             "line; the line-by-line reader refuses the same line "
-                                                             "('Extra data'), and rows after it get no or wrong line "
-                                                             "numbers in messages")
 @pytest.mark.parametrize("kind, data", [
     ("run", b'{"query_id": "q", "doc_id": "a", "score": 1}{"query_id": "q", "doc_id": "b", "score": 2}\n'),
     ("records", b'{"query_id": "a"}{"query_id": "b"}\n'),
     ("records", b'{"query_id": "a"} {"query_id": "b"}\n{"query_id": "b"}\n'),
 ])
 def test_found_jsonl_two_objects_on_one_line(kind, data):
+    """pyarrow read two objects on one line; the line-by-line reader refused the same line ('Extra data'),
+    and rows after it got no or wrong line numbers in messages."""
     def outcome(content):
         try:
             READERS[kind](content, format="jsonl", source_name="f.jsonl")
@@ -580,11 +527,9 @@ def test_found_jsonl_two_objects_on_one_line(kind, data):
     assert outcome(data) == outcome(fz.with_slow_path_field(data))
 
 
-@pytest.mark.xfail(strict=True, raises=EvalSuiteError, reason="CSV/TSV runs and qrels: a quoted field holding a "
-                                                              "line break across pyarrow's 16 MiB block boundary "
-                                                              "(newlines_in_values=False) makes a valid file "
-                                                              "'could not be parsed as CSV'; 1,000 bytes earlier it reads")
 def test_found_csv_quoted_line_break_at_the_16_mib_block_boundary():
+    """A quoted line break across pyarrow's 16 MiB block boundary (newlines_in_values=False) made a valid
+    CSV 'could not be parsed as CSV'; 1,000 bytes earlier it read."""
     header = b"query_id,doc_id,score\n"
     newline_at = (1 << 24) - 1
     filler = b"q,d" + b"x" * (newline_at - 4 - len(header) - len(b"q,d,1\n")) + b",1\n"
