@@ -26,7 +26,7 @@ def _loaded_after_import(modules: list[str]) -> list[str]:
 def test_no_module_of_the_evaluation_package_loads_streamlit_plotly_or_psycopg():
     modules = [m.name for m in pkgutil.walk_packages(evalsuite.__path__, "evalsuite.")
                if m.name not in ("evalsuite.__main__", "evalsuite.display._figures")]
-    assert "evalsuite.storage._store" in modules and "evalsuite.display._tables" in modules
+    assert "evalsuite.storage._store" in modules and "evalsuite.display._tables_ranking" in modules
     assert _loaded_after_import(["evalsuite", *modules]) == []
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ._tables import difference_columns
+from ._tables_ranking import difference_columns
 
 __all__ = [
     "STAGE_COLORS",
