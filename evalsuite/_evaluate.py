@@ -123,34 +123,29 @@ class EvaluationReport:
         return "\n".join(lines)
 
 
-def _as_qrels(qrels) -> Qrels:
-    if isinstance(qrels, Qrels):
-        return qrels
-    if isinstance(qrels, (str, os.PathLike)):
-        from .io import read_qrels
+def _as_ranked(value, cls, what: str, value_name: str):
+    """A Run or Qrels from what the caller has: the object, a file path, a ranx-style mapping or
+    a data frame."""
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, (str, os.PathLike)):
+        from .io import read_qrels, read_run
 
-        return read_qrels(qrels)
-    if isinstance(qrels, Mapping):
-        return Qrels.from_dict(qrels)
-    if isinstance(qrels, pd.DataFrame):
-        return Qrels.from_dataframe(qrels)
-    raise EvalSuiteError("qrels must be a Qrels, a file path, a {query: {doc: grade}} mapping or a data frame",
-                         field="qrels", value=type(qrels).__name__)
+        return (read_run if cls is Run else read_qrels)(value)
+    if isinstance(value, Mapping):
+        return cls.from_dict(value)
+    if isinstance(value, pd.DataFrame):
+        return cls.from_dataframe(value)
+    raise EvalSuiteError(f"{what} must be a {cls.__name__}, a file path, a {{query: {{doc: {value_name}}}}} mapping "
+                         "or a data frame", field=what, value=type(value).__name__)
+
+
+def _as_qrels(qrels) -> Qrels:
+    return _as_ranked(qrels, Qrels, "qrels", "grade")
 
 
 def _as_run(run) -> Run:
-    if isinstance(run, Run):
-        return run
-    if isinstance(run, (str, os.PathLike)):
-        from .io import read_run
-
-        return read_run(run)
-    if isinstance(run, Mapping):
-        return Run.from_dict(run)
-    if isinstance(run, pd.DataFrame):
-        return Run.from_dataframe(run)
-    raise EvalSuiteError("run must be a Run, a file path, a {query: {doc: score}} mapping or a data frame",
-                         field="run", value=type(run).__name__)
+    return _as_ranked(run, Run, "run", "score")
 
 
 def parse_metrics(metrics: str | Sequence[str]) -> list[MetricSpec]:
