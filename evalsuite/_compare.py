@@ -188,6 +188,21 @@ def compare_per_query(per_query: Mapping[str, pd.DataFrame], metrics: str | Sequ
     information retrieval evaluation", CIKM 2007; T. Sakai, "Statistical reform in information
     retrieval?", SIGIR Forum 48 (2014); ranx's ``compare`` (Bassani, ECIR 2022) for the report
     layout.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ids = ["q1", "q2", "q3", "q4", "q5"]
+    >>> old = pd.DataFrame({"faithfulness": [0.25, 0.5, 0.25, 0.5, None]}, index=ids)
+    >>> new = pd.DataFrame({"faithfulness": [0.75, 0.75, 0.5, 0.75, 0.5]}, index=ids)
+    >>> row = compare_per_query({"old": old, "new": new}, n_resamples=100).table.iloc[0]
+    >>> # q5 is NaN for old: left out. d = 0.5, 0.25, 0.25, 0.25 on q1..q4, mean 1.25 / 4 = 0.3125.
+    >>> # 2**4 = 16 <= 100 sign patterns, so the test is exact: only all + and all - reach
+    >>> # |mean| >= 0.3125, p = 2 / 16. std(d, ddof=1) = 0.125, effect 0.3125 / 0.125 = 2.5.
+    >>> float(row["diff"]), float(row["p_value"]), float(row["effect_size"])
+    (0.3125, 0.125, 2.5)
+    >>> int(row["wins"]), int(row["n_queries"]), int(row["n_dropped_nan"]), bool(row["significant"])
+    (4, 4, 1, False)
     """
     correction = "none" if correction is None else correction
     _check_options(test, correction, alpha, n_resamples, ci, confidence, tie_tolerance, seed, zero_method, pairs)
@@ -345,9 +360,31 @@ def compare(qrels, runs: Mapping[str, Any], metrics: str | Sequence[str] = DEFAU
     Raises
     ------
     EvalSuiteError
-        Fewer than two runs; two compared runs with no query in common (each would only be
-        scored 0 where the other has results); everything :func:`evaluate` and
-        :func:`compare_per_query` raise.
+        Fewer than two runs; two runs with the same name; two compared runs with no query in
+        common (each would only be scored 0 where the other has results); everything
+        :func:`evaluate` and :func:`compare_per_query` raise.
+
+    References
+    ----------
+    As :func:`compare_per_query` (Smucker, Allan & Carterette, CIKM 2007; Sakai 2014; ranx
+    ``compare``); the evaluation as :func:`evalsuite.evaluate` (trec_eval -c, ranx).
+
+    Examples
+    --------
+    >>> qrels = {q: {"d1": 1} for q in ("q1", "q2", "q3", "q4")}
+    >>> bm25 = {q: {"d2": 2.0, "d1": 1.0} for q in qrels}  # d1 at rank 2 everywhere: MRR 1/2
+    >>> dense = {q: {"d1": 2.0, "d2": 1.0} for q in ("q1", "q2", "q3")}  # d1 at rank 1: MRR 1
+    >>> dense["q4"] = bm25["q4"]
+    >>> report = compare(qrels, {"bm25": bm25, "dense": dense}, "mrr", n_resamples=100, seed=0)
+    >>> report
+    ComparisonReport(2 systems, 1 metrics, 1 comparisons, test='permutation', correction='holm', alpha=0.05)
+    >>> row = report.table.iloc[0]
+    >>> # d = 1/2, 1/2, 1/2, 0: mean 0.375; exact sign-flip test over 2**4 = 16 patterns, 4 of them
+    >>> # (the three halves all + or all -, times the sign of 0) reach |mean| >= 0.375: p = 4 / 16.
+    >>> float(row["mean_baseline"]), float(row["mean_system"]), float(row["diff"]), float(row["p_value"])
+    (0.5, 0.875, 0.375, 0.25)
+    >>> int(row["wins"]), int(row["ties"]), int(row["losses"])
+    (3, 1, 0)
     """
     from ._evaluate import _as_qrels, evaluate
 
@@ -415,6 +452,7 @@ def compare_records(report, metrics: str | Sequence[str] | None = None, systems:
     Returns
     -------
     ComparisonReport
+        As from :func:`compare_per_query`, with ``params["source"]`` the records' source.
 
     Raises
     ------
@@ -423,6 +461,23 @@ def compare_records(report, metrics: str | Sequence[str] | None = None, systems:
         request ids do not overlap (e.g. ids that embed the system name, as in LLMPerf dumps);
         fewer than two requests with a value in both systems; everything
         :func:`compare_per_query` raises.
+
+    References
+    ----------
+    As :func:`compare_per_query`.
+
+    Examples
+    --------
+    >>> from evalsuite import Records, evaluate_records
+    >>> claims = {"v1": [[True, False]] * 4, "v2": [[True, True]] * 3 + [[True, False]]}
+    >>> rows = [{"system": system, "query_id": f"q{i}", "answer_claims_supported": labels}
+    ...         for system, per_request in claims.items() for i, labels in enumerate(per_request, 1)]
+    >>> report = compare_records(evaluate_records(Records.from_rows(rows)), "faithfulness", n_resamples=100)
+    >>> row = report.table.iloc[0]
+    >>> # v1: 1 of 2 claims on every request; v2: 2 of 2 on q1..q3, 1 of 2 on q4: mean 3.5 / 4.
+    >>> # d = 1/2, 1/2, 1/2, 0: exact sign-flip test, 4 of 16 patterns reach |mean| >= 0.375.
+    >>> float(row["mean_baseline"]), float(row["mean_system"]), float(row["p_value"])
+    (0.5, 0.875, 0.25)
     """
     from ._records_eval import RecordsReport
 

@@ -73,6 +73,29 @@ class ComparisonReport:
         Things worth knowing (undefined intervals, evaluation warnings from :func:`compare`).
     evaluations : dict of str -> EvaluationReport, or None
         From :func:`compare`: each system's evaluation (queries defaulted to 0, dropped ...).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalsuite import compare_per_query
+    >>> ids = ["q1", "q2", "q3", "q4"]
+    >>> old = pd.DataFrame({"mrr": [0.5, 0.5, 0.5, 0.5]}, index=ids)
+    >>> new = pd.DataFrame({"mrr": [1.0, 1.0, 1.0, 0.5]}, index=ids)
+    >>> report = compare_per_query({"old": old, "new": new}, n_resamples=100)
+    >>> report
+    ComparisonReport(2 systems, 1 metrics, 1 comparisons, test='permutation', correction='holm', alpha=0.05)
+    >>> report.systems, report.metrics
+    (['old', 'new'], ['mrr'])
+    >>> report.system_means  # new: (1 + 1 + 1 + 0.5) / 4
+              mrr
+    system
+    old     0.500
+    new     0.875
+    >>> # diff (0.5 + 0.5 + 0.5 + 0) / 4; exact sign-flip test: 4 of 16 patterns reach it, p = 0.25 > alpha
+    >>> columns = ["metric", "baseline", "system", "diff", "p_value", "significant"]
+    >>> print(report.to_csv(columns=columns), end="")
+    metric,baseline,system,diff,p_value,significant
+    mrr,old,new,0.375,0.25,False
     """
 
     table: pd.DataFrame

@@ -55,6 +55,23 @@ class EvaluationReport:
         The rules applied (see ``docs/conventions.md``).
     warnings : list of str
         Things the reader or the evaluation noticed (from the run and qrels too).
+
+    Examples
+    --------
+    >>> qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}}
+    >>> run = {"q1": {"d1": 0.9, "d2": 0.5}, "q2": {"d1": 0.9, "d2": 0.5}}
+    >>> report = evaluate(qrels, run, "mrr")
+    >>> report.means  # first relevant doc at rank 1 for q1, rank 2 for q2: (1 + 1/2) / 2
+    {'mrr': 0.75}
+    >>> report.per_query
+              mrr
+    query_id
+    q1        1.0
+    q2        0.5
+    >>> print(report.to_trec_eval(), end="")
+    runid   all  run
+    num_q   all  2
+    mrr     all  0.7500
     """
 
     per_query: pd.DataFrame
@@ -239,12 +256,38 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
     Returns
     -------
     EvaluationReport
-        Per-query table, means, queries dropped or defaulted (and why), conventions.
+        Per-query table (one row per evaluated query, one float64 column per metric, named as
+        requested), means as :class:`Score` objects, queries dropped or defaulted (and why),
+        conventions, warnings.
 
     Raises
     ------
     EvalSuiteError
-        Unknown metric, k <= 0, rel_level <= 0, unknown ``queries``, no query to evaluate.
+        Unknown metric, k <= 0, rel_level <= 0, unknown ``queries``, no query to evaluate (run
+        and qrels share no query id); a qrels or run argument of another type; everything
+        :func:`evalsuite.read_run` and :func:`evalsuite.read_qrels` raise for a path.
+
+    References
+    ----------
+    trec_eval (NIST, ``trec_eval -c -l rel_level -m ...``), whose numbers this matches; ranx
+    ``evaluate`` (Bassani, ECIR 2022). Each metric's source: ``docs/metrics.md``.
+
+    Examples
+    --------
+    >>> qrels = {"q1": {"d1": 2, "d3": 1}, "q2": {"d9": 1}}
+    >>> run = {"q1": {"d3": 0.9, "d2": 0.8, "d1": 0.7}, "q3": {"d1": 1.0}}
+    >>> report = evaluate(qrels, run, ["ndcg@10", "P_2"])
+    >>> # q1: P@2 = 1/2 (d3 of d3, d2); nDCG = DCG (1/1 + 2/2) / IDCG (2/1 + 1/log2(3)) = 0.7602.
+    >>> # q2 is missing from the run: 0 on both. Means: (0.7602 + 0) / 2 and (0.5 + 0) / 2.
+    >>> print(report)
+    metric   mean
+    ndcg@10  0.3801
+    P_2      0.2500
+    (2 queries; 1 dropped; 1 scored 0 as missing from the run)
+    >>> report.dropped_queries, report.defaulted_queries
+    ({'q3': 'in the run but not in the qrels'}, ['q2'])
+    >>> evaluate(qrels, run, "P_2", queries="intersection").means  # q1 only
+    {'P_2': 0.5}
     """
     specs = parse_metrics(metrics)
     rel = check_rel_level(rel_level)

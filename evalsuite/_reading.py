@@ -171,13 +171,42 @@ def buffer_bytes(buffer, limits: ReadLimits, shown: str | None) -> bytes:
 
 
 def detect_format(data: bytes, name: str = "") -> str:
-    """Guess the format from the file name's extension, then from the content.
+    """Guess a run or qrels file's format from its name's extension, then from its content.
 
-    Returns one of ``FORMATS``. ``.txt`` and unknown extensions are sniffed: Parquet magic,
-    JSON (one document) or JSONL (one object per line), CSV or TSV with a recognised header,
-    otherwise TREC (whitespace separated). A ``.tsv`` or ``.csv`` file whose first line is not a
-    header of known column names is read as TREC, as MS MARCO's headerless ``qrels.dev.tsv``
-    (``qid 0 pid grade``, tab separated) needs.
+    ``.txt`` and unknown extensions are sniffed: Parquet magic, JSON (one document) or JSONL
+    (one object per line), CSV or TSV with a recognised header, otherwise TREC (whitespace
+    separated). A ``.tsv`` or ``.csv`` file whose first line is not a header of known column
+    names is read as TREC, as MS MARCO's headerless ``qrels.dev.tsv`` (``qid 0 pid grade``,
+    tab separated) needs.
+
+    Parameters
+    ----------
+    data : bytes
+        The start of the file's (decompressed) content; the first 64 KiB are looked at.
+    name : str
+        The file name without a ``.gz`` suffix ("" when unknown).
+
+    Returns
+    -------
+    str
+        One of ``FORMATS``: "trec", "csv", "tsv", "json", "jsonl", "parquet". Content that
+        fits no other format is "trec"; the reader then says what is wrong with it.
+
+    References
+    ----------
+    The TREC run (``qid Q0 docid rank score tag``) and qrels (``qid 0 docid grade``) layouts
+    trec_eval reads; MS MARCO's ``qrels.dev.tsv``.
+
+    Examples
+    --------
+    >>> detect_format(b"q1 Q0 d1 1 2.5 bm25\\n", "run.txt")
+    'trec'
+    >>> detect_format(b"query_id,doc_id,score\\nq1,d1,2.5\\n", "run.csv")  # a header of known names
+    'csv'
+    >>> detect_format(b"1048585\\t0\\t7187158\\t1\\n", "qrels.dev.tsv")  # no header: TREC
+    'trec'
+    >>> detect_format(b'{"query_id": "q1"}\\n{"query_id": "q2"}\\n')
+    'jsonl'
     """
     ext = os.path.splitext(name.lower())[1]
     if ext in _EXTENSIONS and _EXTENSIONS[ext] not in ("trec", "csv", "tsv"):

@@ -48,15 +48,44 @@ class RecordsReport:
     metrics : list of str
         The quality metric columns of ``per_query`` (not the latencies).
     scores : dict of system -> dict of metric -> Score
+        Per system and metric the mean over that system's requests where the metric is
+        defined, with ``.per_query`` (aligned with ``.query_ids``) and ``params["coverage"]``.
     task_success : dict of system -> Score
         Success rate with its Wilson interval in ``params`` (only when ``success`` exists).
     failures : dict of system -> Score
         Failure share with per-stage counts and shares in ``params["stages"]``.
     latency_table : pandas.DataFrame
-        Columns system, stage, unit, n, mean, p50, p90, p95, p99.
+        Columns system, stage, unit, n, mean, p50, p90, p95, p99 (milliseconds).
     failure_table : pandas.DataFrame
         Columns system, stage, count, share.
-    params, conventions, warnings
+    params : dict
+        k, rel_level, compat, confidence, given_metrics (values taken from the file as
+        given), failure_stages, n_records, systems, source.
+    conventions : dict of str -> str
+        The rule of each metric and of the corpus values.
+    warnings : list of str
+        From reading the records and from the evaluation.
+
+    Examples
+    --------
+    >>> rows = [{"query_id": "q1", "system": "a", "answer_claims_supported": [True, False]},
+    ...         {"query_id": "q2", "system": "a", "answer_claims_supported": [True, True]},
+    ...         {"query_id": "q1", "system": "b", "answer_claims_supported": [True, True]},
+    ...         {"query_id": "q2", "system": "b", "answer_claims_supported": []}]
+    >>> report = evaluate_records(Records.from_rows(rows))
+    >>> report.systems, report.metrics
+    (['a', 'b'], ['faithfulness'])
+    >>> report.per_query  # 1 of 2 claims, 2 of 2, 2 of 2, no claims (undefined)
+      system query_id  faithfulness
+    0      a       q1           0.5
+    1      a       q2           1.0
+    2      b       q1           1.0
+    3      b       q2           NaN
+    >>> report.summary  # a: (0.5 + 1) / 2; b: 1.0 over 1 of its 2 requests
+            faithfulness  faithfulness_coverage
+    system
+    a               0.75                    1.0
+    b               1.00                    0.5
     """
 
     per_query: pd.DataFrame
@@ -255,26 +284,54 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
     Parameters
     ----------
     records : Records
-        From :func:`read_records`, :func:`concat_records` or ``Records.from_rows``.
-    k : int
-        Cutoff of the per-request ranking metrics (from ``context_ids`` and ``relevant_ids``).
-    rel_level : float
+        From :func:`read_records`, :func:`concat_records` or ``Records.from_rows``: one row
+        per request, any number of systems.
+    k : int >= 1, keyword-only
+        Cutoff of the per-request ranking metrics (from ``context_ids`` and ``relevant_ids``;
+        default 10).
+    rel_level : float > 0, keyword-only
         Minimum grade counted as relevant for those ranking metrics.
-    compat : None or "ragas"
+    compat : None or "ragas", keyword-only
         Reproduce RAGAS's numbers where they differ (see the metric functions).
-    confidence : float
-        Level of the Wilson interval of the success rate.
-    failure_stages : sequence of str
-        The failure taxonomy.
+    confidence : float in (0, 1), keyword-only
+        Level of the Wilson interval of the success rate (default 0.95).
+    failure_stages : sequence of str, keyword-only
+        The failure taxonomy (default :data:`evalsuite.FAILURE_STAGES`).
 
     Returns
     -------
     RecordsReport
+        Per-request table (one row per record, one float column per metric the fields allow,
+        latencies in ms) and per-system scores, success rates, failure shares and latency
+        percentiles.
 
     Raises
     ------
     EvalSuiteError
-        Bad options (k <= 0, unknown compat); no field that any metric or summary can use.
+        Bad options (k <= 0, rel_level <= 0, unknown compat; confidence outside (0, 1) when
+        the records have ``success``; a bad failure taxonomy when they have ``failure_stage``);
+        not a Records object; no field that any metric or summary can use.
+
+    References
+    ----------
+    Each metric as the function computing it: :func:`evalsuite.context_precision` ...
+    (RAGAS, ARES, ALCE), the ranking metrics as :func:`evalsuite.evaluate` (trec_eval, ranx),
+    :func:`evalsuite.task_success_rate` (Wilson 1927), :func:`evalsuite.latency_summary`
+    (numpy.percentile, linear).
+
+    Examples
+    --------
+    >>> rows = [{"query_id": "q1", "system": "rag", "answer_claims_supported": [True, False],
+    ...          "success": True, "latency_ms": 120},
+    ...         {"query_id": "q2", "system": "rag", "answer_claims_supported": [True, True, None],
+    ...          "success": False, "latency_ms": 300}]
+    >>> report = evaluate_records(Records.from_rows(rows))
+    >>> report.scores["rag"]["faithfulness"]  # (1/2 + 2/2) / 2; the None claim is left out
+    Score(faithfulness=0.7500, n=2, coverage=1.000)
+    >>> report.task_success["rag"]  # 1 of 2 requests succeeded
+    Score(task_success_rate=0.5000, n=2, coverage=1.000)
+    >>> float(report.latency_table.loc[0, "p50"])  # (120 + 300) / 2
+    210.0
     """
     from .rag import _check_compat
     from .ranking import _check_k, check_rel_level

@@ -38,6 +38,33 @@ class EvalSuiteError(ValueError):
         The offending value, as read.
     reason : str
         What is wrong, in plain words.
+
+    Parameters
+    ----------
+    reason : str
+        What is wrong, in plain words; the message ends with it.
+    source, line, field, value
+        As the attributes above, keyword-only; each is left out of the message when None.
+    has_value : bool or None, keyword-only
+        True shows ``value`` even when it is None (a null read from the file), False never
+        shows it; None (default) shows it when it is not None.
+    line_label : str, keyword-only
+        Word before the line number: "line" (default) or "row" (Parquet).
+
+    Examples
+    --------
+    >>> error = EvalSuiteError("a grade must be a finite number", source="qrels.txt", line=3, field="grade",
+    ...                        value="high")
+    >>> print(error)
+    qrels.txt, line 3, field 'grade', value 'high': a grade must be a finite number
+    >>> error.line, error.field, error.value, isinstance(error, ValueError)
+    (3, 'grade', 'high', True)
+    >>> from evalsuite import precision_at_k
+    >>> try:
+    ...     precision_at_k([{"d1"}], [["d1"]], k=0)
+    ... except EvalSuiteError as exc:
+    ...     print(exc)
+    field 'k', value 0: k must be >= 1
     """
 
     def __init__(
@@ -79,6 +106,25 @@ class ReaderStopped(EvalSuiteError):
 
     Raised by :func:`evalsuite.isolation.read_isolated` (and ``read_run(..., isolate=True)``);
     the calling process is unaffected. ``how`` is ``"crashed"``, ``"timeout"`` or ``"memory"``.
+
+    Parameters
+    ----------
+    reason : str
+        What happened and what to try, in plain words.
+    how : {"crashed", "timeout", "memory"}, keyword-only
+        Why the reader was stopped (also the attribute ``how``); "timeout" also when every
+        reader stayed busy past the time limit.
+    source : str or None, keyword-only
+        The file's name.
+
+    Examples
+    --------
+    >>> stopped = ReaderStopped("reading took longer than 30 s and was stopped", how="timeout",
+    ...                         source="run.trec")
+    >>> print(stopped)
+    run.trec: reading took longer than 30 s and was stopped
+    >>> stopped.how, isinstance(stopped, EvalSuiteError)
+    ('timeout', True)
     """
 
     def __init__(self, reason: str, *, how: str, source: str | None = None) -> None:

@@ -93,10 +93,41 @@ def parse_metric(name: str) -> MetricSpec:
     ``P@10`` too) and trec_eval names (``P_10``, ``recall_100``, ``success_10``,
     ``recip_rank``, ``map_cut_100``, ``ndcg_cut_10``, ``map``, ``ndcg``).
 
+    Parameters
+    ----------
+    name : str
+        The metric name; surrounding whitespace is ignored. ranx names are case-insensitive,
+        trec_eval names are matched as trec_eval prints them.
+
+    Returns
+    -------
+    MetricSpec
+        ``name`` as given, canonical ``base`` (a key of ``RANKING_METRICS``) and cutoff ``k``
+        (None: the whole ranked list).
+
     Raises
     ------
     EvalSuiteError
-        Unknown name, or a cutoff that is not a whole number >= 1.
+        Unknown name, or a cutoff that is not a whole number >= 1 (or is above 10**9); a name
+        that is not a non-empty string.
+
+    References
+    ----------
+    ranx metric names (Bassani, ECIR 2022); trec_eval measure names (``trec_eval -m``).
+
+    Examples
+    --------
+    >>> parse_metric("ndcg_cut_10")
+    MetricSpec(name='ndcg_cut_10', base='ndcg', k=10)
+    >>> spec = parse_metric("P@5")
+    >>> spec.canonical, spec.trec_name
+    ('precision@5', 'P_5')
+    >>> parse_metric("recip_rank").canonical  # no cutoff: the whole list
+    'mrr'
+    >>> parse_metric("ndcg@0")
+    Traceback (most recent call last):
+    ...
+    evalsuite.errors.EvalSuiteError: field 'metric', value 'ndcg@0': the cutoff k must be at least 1
     """
     if not isinstance(name, str) or not name.strip():
         raise EvalSuiteError("a metric name must be a non-empty string", field="metric", value=name)

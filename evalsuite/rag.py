@@ -189,28 +189,44 @@ def context_precision(useful, *, compat: str | None = None) -> Score:
 
     Parameters
     ----------
-    useful : sequence of list of bool or None, length n_requests
+    useful : sequence of list of (bool | None), length n_requests
         Per request, per retrieved chunk in rank order: was it useful for reaching the
-        reference answer. None for a whole request: no judgements (undefined).
-    compat : None or "ragas"
+        reference answer (0/1 are read as False/True; a pyarrow list array is taken as is).
+        None for a whole request: no judgements (undefined).
+    compat : None or "ragas", keyword-only
         "ragas" divides by (useful + 1e-10) as RAGAS does, so [1, 1, 1] gives 0.9999999999667
         and a request with no chunks gives 0.0 instead of undefined.
 
     Returns
     -------
     Score
-        Mean over requests with at least one judged chunk; ``params["coverage"]``.
+        Mean over requests with at least one judged chunk; ``.per_query``, shape
+        (n_requests,), NaN where undefined; ``params``: coverage, ``unjudged`` (None labels),
+        ``requests_without_judgements``, compat.
 
     Raises
     ------
     EvalSuiteError
-        A label that is not True/False/None, a request entry that is not a list.
+        A label that is not True/False/None, a request entry that is not a list, ``compat``
+        other than None or "ragas".
 
     References
     ----------
     RAGAS ``LLMContextPrecisionWithReference`` (explodinggradients/ragas,
-    ``metrics/_context_precision.py``); the registry's test vectors: [1,1,1] = 1.0,
+    ``metrics/_context_precision.py``); Es et al., "RAGAS: Automated Evaluation of Retrieval
+    Augmented Generation", EACL 2024 demo. The registry's test vectors: [1,1,1] = 1.0,
     [1,0,1] = 0.8333, [0,1,1] = 0.5833, [0,0,1] = 0.3333, [0,0] = 0.0.
+
+    Examples
+    --------
+    >>> context_precision([[True, False, True]])  # useful at ranks 1 and 3: (1/1 + 2/3) / 2
+    Score(context_precision=0.8333, n=1, coverage=1.000)
+    >>> # Request 1: the None chunk is left out, useful at ranks 2 and 3 of the rest: (1/2 + 2/3) / 2;
+    >>> # request 2 has no judgements (undefined), so coverage is 1 of 2.
+    >>> context_precision([[False, True, None, True], None])
+    Score(context_precision=0.5833, n=2, coverage=0.500)
+    >>> float(context_precision([[True, True, True]], compat="ragas"))  # (1 + 1 + 1) / (3 + 1e-10)
+    0.9999999999666667
     """
     _check_compat(compat)
     values, lists = context_precision_values(as_judgement_lists(useful, "useful"), compat)
@@ -228,20 +244,35 @@ def context_recall(reference_claims_supported, *, compat: str | None = None) -> 
 
     Parameters
     ----------
-    reference_claims_supported : sequence of list of bool or None, length n_requests
+    reference_claims_supported : sequence of list of (bool | None), length n_requests
         Per request, per claim of the reference answer: is it attributable to the retrieved
-        context.
-    compat : None or "ragas"
+        context. None inside a list: not judged (left out, counted); None for a request: no
+        judgements.
+    compat : None or "ragas", keyword-only
         Same numbers either way (RAGAS also returns NaN when there are no claims).
 
     Returns
     -------
     Score
-        Undefined (NaN) for a request with no judged reference claim.
+        Mean over requests with a judged reference claim; ``.per_query``, shape (n_requests,),
+        undefined (NaN) for a request with none; ``params``: coverage, ``unjudged``.
+
+    Raises
+    ------
+    EvalSuiteError
+        A label that is not True/False/None, a request entry that is not a list, ``compat``
+        other than None or "ragas".
 
     References
     ----------
-    RAGAS ``LLMContextRecall`` (``metrics/_context_recall.py``).
+    RAGAS ``LLMContextRecall`` (``metrics/_context_recall.py``); Es et al., EACL 2024 demo.
+
+    Examples
+    --------
+    >>> context_recall([[True, False, True, True]])  # 3 of 4 reference claims supported
+    Score(context_recall=0.7500, n=1, coverage=1.000)
+    >>> context_recall([[True, None], []])  # 1 of 1 judged claim; no claims: undefined
+    Score(context_recall=1.0000, n=2, coverage=0.500)
     """
     _check_compat(compat)
     return _share_metric("context_recall", reference_claims_supported, "reference_claims_supported",
@@ -255,17 +286,31 @@ def context_relevance(relevant) -> Score:
     ----------
     relevant : sequence of list of (bool | float in 0..1 | None), length n_requests
         Per request, per retrieved chunk: relevant or not, or a graded relevance in 0..1 (the
-        per-request value is then the mean grade).
+        per-request value is then the mean grade). None inside a list: not judged.
 
     Returns
     -------
     Score
-        Undefined for a request without judged chunks.
+        Mean over requests with a judged chunk; ``.per_query``, shape (n_requests,), undefined
+        (NaN) for a request without judged chunks; ``params``: coverage, ``unjudged``.
+
+    Raises
+    ------
+    EvalSuiteError
+        A grade outside 0..1 or not a number, a request entry that is not a list.
 
     References
     ----------
-    Saad-Falcon et al. 2024, "ARES: An Automated Evaluation Framework for RAG Systems"
-    (context relevance).
+    Saad-Falcon et al. 2024, "ARES: An Automated Evaluation Framework for RAG Systems",
+    NAACL 2024 (context relevance).
+
+    Examples
+    --------
+    >>> score = context_relevance([[True, False], [1.0, 0.5]])
+    >>> score.per_query.tolist()  # 1 of 2 chunks relevant; grades 1.0 and 0.5: mean 0.75
+    [0.5, 0.75]
+    >>> score  # (0.5 + 0.75) / 2
+    Score(context_relevance=0.6250, n=2, coverage=1.000)
     """
     return _share_metric("context_relevance", relevant, "relevant", "relevant chunks / chunks (mean grade if graded)",
                          graded=True)
@@ -276,20 +321,36 @@ def faithfulness(answer_claims_supported, *, compat: str | None = None) -> Score
 
     Parameters
     ----------
-    answer_claims_supported : sequence of list of bool or None, length n_requests
-        Per request, per claim of the answer: can it be inferred from the context.
-    compat : None or "ragas"
+    answer_claims_supported : sequence of list of (bool | None), length n_requests
+        Per request, per claim of the answer: can it be inferred from the context. None inside
+        a list: not judged (left out, counted in ``params["unjudged"]``, never read as False).
+    compat : None or "ragas", keyword-only
         Same numbers either way (RAGAS returns NaN without statements, as here).
 
     Returns
     -------
     Score
-        Undefined for a request without judged answer claims.
+        Mean over requests with a judged answer claim; ``.per_query``, shape (n_requests,),
+        undefined (NaN) for a request without one; ``params``: coverage, ``unjudged``.
+
+    Raises
+    ------
+    EvalSuiteError
+        A label that is not True/False/None, a request entry that is not a list, ``compat``
+        other than None or "ragas".
 
     References
     ----------
     RAGAS ``Faithfulness`` (``metrics/_faithfulness.py``); Es et al. 2024, "RAGAS: Automated
     Evaluation of Retrieval Augmented Generation".
+
+    Examples
+    --------
+    >>> score = faithfulness([[True, True, None, False]])  # None left out: 2 of 3 judged claims supported
+    >>> score
+    Score(faithfulness=0.6667, n=1, coverage=1.000)
+    >>> score.params["unjudged"]
+    1
     """
     _check_compat(compat)
     return _share_metric("faithfulness", answer_claims_supported, "answer_claims_supported",
@@ -301,12 +362,30 @@ def citation_recall(statements_cited_supported) -> Score:
 
     Parameters
     ----------
-    statements_cited_supported : sequence of list of bool or None, length n_requests
-        Per request, per statement of the answer: do its cited passages entail it.
+    statements_cited_supported : sequence of list of (bool | None), length n_requests
+        Per request, per statement of the answer: do its cited passages entail it. None inside
+        a list: not judged.
+
+    Returns
+    -------
+    Score
+        Mean over requests with a judged statement; ``.per_query``, shape (n_requests,),
+        undefined (NaN) for a request without one; ``params``: coverage, ``unjudged``.
+
+    Raises
+    ------
+    EvalSuiteError
+        A label that is not True/False/None, a request entry that is not a list.
 
     References
     ----------
-    Gao et al. 2023, "Enabling Large Language Models to Generate Text with Citations" (ALCE).
+    Gao et al. 2023, "Enabling Large Language Models to Generate Text with Citations" (ALCE),
+    EMNLP 2023.
+
+    Examples
+    --------
+    >>> citation_recall([[True, False, True]])  # 2 of 3 statements supported by their citations
+    Score(citation_recall=0.6667, n=1, coverage=1.000)
     """
     return _share_metric("citation_recall", statements_cited_supported, "statements_cited_supported",
                          "statements supported by their citations / statements")
@@ -317,13 +396,29 @@ def citation_precision(citations_relevant) -> Score:
 
     Parameters
     ----------
-    citations_relevant : sequence of list of bool or None, length n_requests
+    citations_relevant : sequence of list of (bool | None), length n_requests
         Per request, per citation: is it needed to support its statement. A request without
         citations is undefined (ALCE's script scores it 0).
 
+    Returns
+    -------
+    Score
+        Mean over requests with a judged citation; ``.per_query``, shape (n_requests,), NaN
+        where undefined; ``params``: coverage, ``unjudged``.
+
+    Raises
+    ------
+    EvalSuiteError
+        A label that is not True/False/None, a request entry that is not a list.
+
     References
     ----------
-    Gao et al. 2023 (ALCE).
+    Gao et al. 2023 (ALCE), EMNLP 2023.
+
+    Examples
+    --------
+    >>> citation_precision([[True, True, False, True], []])  # 3 of 4 citations; no citations: undefined
+    Score(citation_precision=0.7500, n=2, coverage=0.500)
     """
     return _share_metric("citation_precision", citations_relevant, "citations_relevant",
                          "relevant citations / citations")
@@ -366,25 +461,43 @@ def answer_correctness(answer_in_reference, reference_in_answer, similarity=None
 
     Parameters
     ----------
-    answer_in_reference : sequence of list of bool or None, length n_requests
+    answer_in_reference : sequence of list of (bool | None), length n_requests
         Per answer claim: supported by the reference (TP) or not (FP).
-    reference_in_answer : sequence of list of bool or None, length n_requests
+    reference_in_answer : sequence of list of (bool | None), length n_requests
         Per reference claim: covered by the answer, or missed (FN).
-    similarity : sequence of float in 0..1 or None, optional
+    similarity : sequence of (float in 0..1 | None), length n_requests, optional
         Semantic similarity of answer and reference per request (None entries: undefined).
     weights : (float, float)
-        Weights of F1 and similarity, non-negative, not both 0.
-    compat : None or "ragas"
+        Weights of F1 and similarity, non-negative, not both 0 (default 0.75, 0.25).
+    compat : None or "ragas", keyword-only
         "ragas" scores a request with no claims on either side F1 = 1.0, as RAGAS does;
         otherwise it is undefined.
 
     Returns
     -------
     Score
+        Mean over requests where the score is defined; ``.per_query``, shape (n_requests,),
+        NaN where a request has no claims on either side or no similarity; ``params``:
+        weights, ``similarity`` ("given" or "none: F1 alone"), compat, ``unjudged``.
+
+    Raises
+    ------
+    EvalSuiteError
+        ``weights`` not two finite non-negative numbers, or both 0; the two judgement lists of
+        different lengths; ``similarity`` of another length or outside 0..1; a label that is
+        not True/False/None; ``compat`` other than None or "ragas".
 
     References
     ----------
-    RAGAS ``AnswerCorrectness`` (``metrics/_answer_correctness.py``).
+    RAGAS ``AnswerCorrectness`` (``metrics/_answer_correctness.py``); Es et al., EACL 2024 demo.
+
+    Examples
+    --------
+    >>> # TP 1, FP 1, FN 2: F1 = 2 / (2 + 1 + 2) = 0.4; with similarity 0.75 * 0.4 + 0.25 * 0.5 = 0.425
+    >>> answer_correctness([[True, False]], [[True, False, False]], similarity=[0.5])
+    Score(answer_correctness=0.4250, n=1, coverage=1.000)
+    >>> answer_correctness([[True, False]], [[True, False, False]])  # F1 alone
+    Score(answer_correctness=0.4000, n=1, coverage=1.000)
     """
     _check_compat(compat)
     try:
@@ -480,6 +593,22 @@ def latency_summary(values, statistic: str | None = None, *, invalid: str = "rai
     EvalSuiteError
         Unknown statistic or ``invalid`` option; a value that is not a number; negative or
         non-finite values when ``invalid="raise"``.
+
+    References
+    ----------
+    ``numpy.percentile`` with ``method="linear"`` (Hyndman & Fan 1996, definition 7); LLMPerf's
+    published latency summaries (ray-project/llmperf).
+
+    Examples
+    --------
+    >>> # sorted 95, 120, 180, 400; p95 at position 0.95 * 3 = 2.85: 180 + 0.85 * (400 - 180) = 367
+    >>> latency_summary([120, 180, 95, 400], "p95", unit="ms")
+    Score(latency_p95=367.0000, n=4, coverage=1.000)
+    >>> summary = latency_summary([120, 180, 95, 400, None])  # None: not measured, left out
+    >>> round(summary["mean"], 2), round(summary["p50"], 2)  # 795 / 4; (120 + 180) / 2
+    (198.75, 150.0)
+    >>> summary["mean"].params["missing"]
+    1
     """
     if statistic is not None and statistic not in LATENCY_STATISTICS:
         raise EvalSuiteError(f"unknown statistic; use one of {', '.join(LATENCY_STATISTICS)} or None",
@@ -525,9 +654,26 @@ def task_success_rate(outcomes, *, confidence: float = 0.95) -> Score:
         (Wilson, from ``scipy.stats.binomtest(...).proportion_ci(method="wilson")``), ``n``
         (judged requests), ``successes``, ``unknown``, ``confidence``, ``method``.
 
+    Raises
+    ------
+    EvalSuiteError
+        ``confidence`` not strictly between 0 and 1; an outcome that is not True/False/None (in
+        a float array: not 0, 1 or NaN).
+
     References
     ----------
-    Wilson, E. B. (1927), "Probable inference, the law of succession, and statistical inference".
+    Wilson, E. B. (1927), "Probable inference, the law of succession, and statistical inference",
+    JASA 22.
+
+    Examples
+    --------
+    >>> rate = task_success_rate([True, True, False, None])  # 2 of 3 judged requests; 1 unknown
+    >>> rate
+    Score(task_success_rate=0.6667, n=3, coverage=0.750)
+    >>> # Wilson, z = 1.96, n = 3, p = 2/3: centre (p + z**2 / 6) / (1 + z**2 / 3) = 0.5731,
+    >>> # half-width z * (p * (1 - p) / 3 + z**2 / 36) ** 0.5 / (1 + z**2 / 3) = 0.3654
+    >>> round(rate.params["ci_low"], 4), round(rate.params["ci_high"], 4)
+    (0.2077, 0.9385)
     """
     if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real) or not 0 < confidence < 1:
         raise EvalSuiteError("confidence must be between 0 and 1", field="confidence", value=confidence)
@@ -586,7 +732,21 @@ def failure_attribution(stages, *, taxonomy: Sequence[str] = FAILURE_STAGES) -> 
     Raises
     ------
     EvalSuiteError
-        A label not in the taxonomy (the message lists the allowed ones).
+        A label not in the taxonomy (the message lists the allowed ones); a taxonomy that is
+        empty or repeats a stage.
+
+    References
+    ----------
+    EvalSuite's record schema (``failure_stage``, docs/records.md); the stage taxonomy follows
+    RAGChecker's diagnosis of retriever and generator errors (Ru et al., NeurIPS 2024 D&B).
+
+    Examples
+    --------
+    >>> result = failure_attribution(["retrieval", None, "Generation", None])  # 2 of 4 requests failed
+    >>> result
+    Score(failure_attribution=0.5000, n=4, coverage=1.000)
+    >>> result.params["stages"]["generation"]  # 1 of the 2 failures (case-insensitive match)
+    {'count': 1, 'share': 0.5}
     """
     allowed = [str(t).strip().lower() for t in taxonomy]
     if not allowed or len(set(allowed)) != len(allowed):

@@ -311,8 +311,33 @@ class Records:
     source : str or None
         File name(s) the records came from.
     warnings : list of str
+        What the reader noticed (mapped or ignored columns ...).
     aliases : dict of str -> str
         Column names of the file that were mapped to canonical fields.
+    extra_columns : list of str
+        Columns that are not record fields, kept as read.
+
+    Build one with :func:`read_records`, :meth:`from_rows` or :meth:`from_dataframe`; they
+    validate every value and raise :class:`EvalSuiteError` naming the row, field and value.
+
+    Examples
+    --------
+    >>> records = Records.from_rows([
+    ...     {"query_id": "q1", "system": "rag", "contexts": ["c1", "c2"], "context_useful": [True, False]},
+    ...     {"query_id": "q1", "system": "bm25", "latency_ms": 80}])
+    >>> records  # 2 requests of 2 systems; fields with a value in any row
+    Records(rows=2, systems=['rag', 'bm25'],
+            fields=['query_id', 'system', 'contexts', 'context_useful', 'latency_ms'])
+    >>> len(records.for_system("bm25"))
+    1
+    >>> ragas = Records.from_rows([{"user_input": "Why?", "response": "So.", "qid": "q7"}], system="ragas")
+    >>> ragas.aliases  # RAGAS >= 0.2 column names mapped to the canonical fields
+    {'user_input': 'question', 'response': 'answer', 'qid': 'query_id'}
+    >>> Records.from_rows([{"query_id": "q1", "contexts": ["c1", "c2"], "context_useful": [True]}])
+    Traceback (most recent call last):
+    ...
+    evalsuite.errors.EvalSuiteError: records, row 1, field 'context_useful', value [True]: has 1 entries but
+    contexts has 2; one per retrieved chunk is needed
     """
 
     def __init__(self, table: pa.Table, *, source: str | None = None, warnings=(), aliases=None,
@@ -794,7 +819,20 @@ def detect_records_format(data: bytes, name: str = "") -> str:
     str
         One of "jsonl", "json", "csv", "tsv", "parquet": by extension (``.jsonl``/``.ndjson``,
         ``.json``, ``.csv``, ``.tsv``, ``.parquet``/``.pq``), else by content (Parquet magic, one
-        JSON document, one JSON object per line, a tab in the first line, otherwise CSV).
+        JSON document, one JSON object per line, a tab in the first line, otherwise CSV). It
+        raises nothing for bytes: every content gets a format, and the reader then says what
+        is wrong with the file.
+
+    Examples
+    --------
+    >>> detect_records_format(b"", "results.ndjson")  # the extension decides
+    'jsonl'
+    >>> detect_records_format(b'{"query_id": "q1"}\\n{"query_id": "q2"}\\n')  # one object per line
+    'jsonl'
+    >>> detect_records_format(b'[{"query_id": "q1"}]')  # one JSON document
+    'json'
+    >>> detect_records_format(b"query_id\\tanswer\\nq1\\tyes\\n")  # a tab in the first line
+    'tsv'
     """
     ext = os.path.splitext(name.lower())[1]
     by_ext = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv",
@@ -839,6 +877,7 @@ def read_records(path_or_buffer: PathOrBuffer, format: str | None = None, *, sou
     Returns
     -------
     Records
+        One row per record, in canonical fields (see :class:`Records`).
 
     Raises
     ------
@@ -849,6 +888,13 @@ def read_records(path_or_buffer: PathOrBuffer, format: str | None = None, *, sou
         not a JSON list, a repeated (system, query_id), an empty file, a file past ``limits``;
         with ``isolate``, a parse that crashed or ran out of time or memory
         (:class:`evalsuite.ReaderStopped`).
+
+    References
+    ----------
+    Column names of RAGAS exports (0.1: question, answer, contexts, ground_truth; >= 0.2:
+    user_input, response, retrieved_contexts, reference), DeepEval's ``LLMTestCase`` and
+    RAGChecker's input JSON are mapped to the canonical fields (:data:`ALIASES`,
+    ``docs/records.md``).
 
     Examples
     --------
@@ -895,7 +941,38 @@ def _read_records(path_or_buffer, format, source_name, system, failure_stages, l
 
 
 def concat_records(parts: Sequence[Records]) -> Records:
-    """Several record sets (e.g. one uploaded file per system) as one; (system, query_id) stay unique."""
+    """Several record sets (e.g. one uploaded file per system) as one; (system, query_id) stay unique.
+
+    Parameters
+    ----------
+    parts : sequence of Records
+        Record sets to stack, in order; a field missing from a part is null in its rows.
+
+    Returns
+    -------
+    Records
+        Every part's rows in order; ``source`` the parts' sources joined by ", "; warnings,
+        aliases and extra columns of all parts.
+
+    Raises
+    ------
+    EvalSuiteError
+        No parts; a (system, query_id) pair in more than one part (give each file its own
+        system name).
+
+    Examples
+    --------
+    >>> bm25 = Records.from_rows([{"query_id": "q1", "latency_ms": 120}], source="bm25.jsonl", system="bm25")
+    >>> dense = Records.from_rows([{"query_id": "q1", "latency_ms": 90}], source="dense.jsonl", system="dense")
+    >>> both = concat_records([bm25, dense])
+    >>> both.systems, len(both), both.source  # 1 + 1 rows
+    (['bm25', 'dense'], 2, 'bm25.jsonl, dense.jsonl')
+    >>> concat_records([bm25, bm25])
+    Traceback (most recent call last):
+    ...
+    evalsuite.errors.EvalSuiteError: field 'query_id', value 'q1': system 'bm25' has query_id 'q1' in more than
+    one file; give each file its own system name
+    """
     parts = list(parts)
     if not parts:
         raise EvalSuiteError("no records to combine", field="records")

@@ -28,6 +28,34 @@ class Score(float):
         Everything that defines the number: metric name, cutoff ``k``, ``gains``,
         ``rel_level``, ``n`` (entries), ``n_defined`` and ``coverage`` (defined / n), and the
         conventions applied.
+
+    Parameters
+    ----------
+    per_query : sequence of float or numpy.ndarray, shape (n,)
+        One value per query or request; NaN where undefined. Stored read-only as float64.
+    params : mapping, optional
+        Becomes :attr:`params`; ``n``, ``n_defined`` and ``coverage`` are filled in when absent.
+    query_ids : sequence of str, length n, optional
+        Ids aligned with ``per_query``.
+    value : float, optional
+        The corpus value when it is not the mean of the defined entries (a percentile, say).
+
+    Raises
+    ------
+    ValueError
+        ``per_query`` is not one-dimensional or not numbers.
+
+    Examples
+    --------
+    >>> score = Score([1.0, 0.0, float("nan")], {"metric": "hit_rate@1"}, query_ids=["q1", "q2", "q3"])
+    >>> score  # mean over the 2 defined values (1 + 0) / 2; coverage 2 of 3
+    Score(hit_rate@1=0.5000, n=3, coverage=0.667)
+    >>> score + 1, f"{score:.2f}", score > 0.4, score.name
+    (1.5, '0.50', True, 'hit_rate@1')
+    >>> score.to_series().to_dict()
+    {'q1': 1.0, 'q2': 0.0, 'q3': nan}
+    >>> Score([120.0, 400.0], {"metric": "latency_p50"}, value=260.0)  # (120 + 400) / 2, given as value
+    Score(latency_p50=260.0000, n=2, coverage=1.000)
     """
 
     per_query: np.ndarray
