@@ -222,7 +222,7 @@ def detect_format(data: bytes, name: str = "") -> str:
             try:
                 json.loads(first_line)
                 return "jsonl"
-            except ValueError:
+            except (ValueError, RecursionError):  # not one JSON object: a deeply nested line too
                 pass
         return "json"
     first = _first_data_line(head)

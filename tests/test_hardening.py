@@ -52,6 +52,11 @@ def test_jsonl_that_crashed_pyarrow_is_an_error_naming_the_line(pool, kind, data
     assert error.line == 1 and error.field == field
 
 
+def test_format_detection_of_a_deeply_nested_first_line():
+    data = b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n{}\n"
+    assert es.detect_format(data, "upload.txt") == "json"  # not one object per line: the reader then says why
+
+
 def test_nesting_is_measured_outside_strings_and_escapes():
     limits = es.ReadLimits(max_depth=3)
     deep_text = json.dumps({"a": "[[[[[[", "b": "\\\"[[[[", "c": [[1]]}).encode()  # depth 3 outside strings
