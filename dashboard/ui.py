@@ -265,6 +265,20 @@ def records_report(k: int = 10):
     return records_report_of(tuple(session.record_files()), int(k), rel_level())
 
 
+def runs_and_qrels_or_notice(no_qrels: str = "No qrels loaded."):
+    """``(runs, active qrels file)`` for a ranking page, or None after the page says which is
+    missing (``no_qrels`` is the message when no qrels file is loaded)."""
+    runs = session.runs()
+    if not runs:
+        no_data("No run loaded.")
+        return None
+    qrels_file = session.active_qrels()
+    if qrels_file is None:
+        no_data(no_qrels)
+        return None
+    return runs, qrels_file
+
+
 def records_report_or_notice(spinner: str | None = None):
     """:func:`records_report` for a page: ``(Records, RecordsReport)``, or None after the page
     says why not (the error as a message, or that no records are loaded).

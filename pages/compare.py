@@ -149,6 +149,21 @@ def _operations(names: tuple[str, str]) -> None:
             ui.download_csv(latency, "compare_latency.csv", key="compare_latency_csv")
 
 
+def _compare_and_show(source: str, pair: tuple[str, str], metrics, settings: tuple, compute):
+    """Run ``compute`` (a cached comparison) under a spinner, remember it for the report, show its
+    table and per-query differences; returns the queries listed, or None after an error message."""
+    test, correction, alpha = settings
+    try:
+        with st.spinner(f"Comparing {ui.plain(pair[1])} with {ui.plain(pair[0])} ({test} test)"):
+            report = compute()
+    except Exception as exc:
+        ui.show_error(exc)
+        return None
+    export.remember_comparison(export.Comparison(source, pair, tuple(metrics), test, correction, alpha))
+    _report_table(report, pair)
+    return _differences(report, pair)
+
+
 def _runs_view() -> None:
     qrels_file, qrels, runs = ui.qrels_and_runs()
     if qrels is None:
@@ -163,17 +178,11 @@ def _runs_view() -> None:
     if not metrics:
         st.info("Choose at least one metric.")
         return
-    try:
-        with st.spinner(f"Comparing {ui.plain(pair[1])} with {ui.plain(pair[0])} ({test} test)"):
-            report = loaders.compare_runs(qrels_file.digest, tuple((n, runs[n][0].digest) for n in pair),
-                                          tuple(metrics), test, correction, alpha, ui.rel_level(), qrels,
-                                          {n: runs[n][1] for n in pair})
-    except Exception as exc:
-        ui.show_error(exc)
+    queries = _compare_and_show("runs", pair, metrics, (test, correction, alpha), lambda: loaders.compare_runs(
+        qrels_file.digest, tuple((n, runs[n][0].digest) for n in pair), tuple(metrics), test, correction, alpha,
+        ui.rel_level(), qrels, {n: runs[n][1] for n in pair}))
+    if queries is None:
         return
-    export.remember_comparison(export.Comparison("runs", pair, tuple(metrics), test, correction, alpha))
-    _report_table(report, pair)
-    queries = _differences(report, pair)
     _ranked_lists({n: runs[n][1] for n in pair}, qrels, pair, queries)
     _operations(pair)
 
@@ -198,17 +207,11 @@ def _records_view() -> None:
         st.info("Choose at least one metric.")
         return
     digests = tuple(f.digest for f in session.record_files())
-    try:
-        with st.spinner(f"Comparing {ui.plain(pair[1])} with {ui.plain(pair[0])} ({test} test)"):
-            # Keyed by everything that defines the numbers: the files, k, rel_level, systems, settings.
-            comparison = loaders.compare_records(digests, RECORDS_K, ui.rel_level(), pair, tuple(metrics), test,
-                                                 correction, alpha, report)
-    except Exception as exc:
-        ui.show_error(exc)
+    # Keyed by everything that defines the numbers: the files, k, rel_level, systems, settings.
+    queries = _compare_and_show("records", pair, metrics, (test, correction, alpha), lambda: loaders.compare_records(
+        digests, RECORDS_K, ui.rel_level(), pair, tuple(metrics), test, correction, alpha, report))
+    if queries is None:
         return
-    export.remember_comparison(export.Comparison("records", pair, tuple(metrics), test, correction, alpha))
-    _report_table(comparison, pair)
-    queries = _differences(comparison, pair)
     if queries:
         st.subheader("One request, both systems")
         query = ui.pick("Request (query id)", queries, key="compare_query")

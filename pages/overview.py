@@ -24,13 +24,10 @@ def render() -> None:
                        help=f"{WHOLE_LIST} = no cutoff, the whole ranked list: trec_eval's "
                             + ", ".join(WHOLE_LIST_TREC.values()) + " (map@100 is trec_eval's map_cut_100, not map)")
     export.remember_overview(bases, cutoffs)
-    if not session.runs():
-        ui.no_data("No run loaded.")
+    loaded = ui.runs_and_qrels_or_notice("No qrels loaded: upload the judgements for your runs.")
+    if loaded is None:
         return
-    qrels_file = session.active_qrels()
-    if qrels_file is None:
-        ui.no_data("No qrels loaded: upload the judgements for your runs.")
-        return
+    _, qrels_file = loaded
     if not bases or not cutoffs:
         st.info("Choose at least one metric and one cutoff.")
         return

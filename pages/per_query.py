@@ -58,14 +58,10 @@ def _table_and_chart(table: pd.DataFrame, metric: str, file_stub: str) -> None:
 
 
 def _runs_view() -> None:
-    runs = session.runs()
-    if not runs:
-        ui.no_data("No run loaded.")
+    loaded = ui.runs_and_qrels_or_notice()
+    if loaded is None:
         return
-    qrels_file = session.active_qrels()
-    if qrels_file is None:
-        ui.no_data("No qrels loaded.")
-        return
+    runs, qrels_file = loaded
     a, b, c = st.columns(3)
     system = ui.pick("System", list(runs), key="per_query_system", container=a)
     base = ui.pick("Metric", BASE_METRICS, key="per_query_metric", container=b)
