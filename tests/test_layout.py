@@ -40,3 +40,34 @@ def test_figures_load_plotly_only_when_asked_for():
 def test_public_functions_do_not_shadow_modules():
     modules = {m.name for m in pkgutil.iter_modules(evalsuite.__path__)}
     assert not modules & set(evalsuite.__all__), "a public name is also a module name"
+
+
+# Tests that are about a concern rather than one module (cross-tool references, bad input, the
+# hardening of the readers, the docs) are named for it; every evaluation module with a public
+# job has its own test module.
+TESTED_ELSEWHERE = {
+    "evalsuite.__main__": "test_cli.py", "evalsuite._reader_worker": "test_isolation.py",
+    "evalsuite._lines": "test_adversarial.py", "evalsuite._keys": "test_adversarial.py",
+    "evalsuite._parallel": "test_io.py", "evalsuite._validate": "test_display.py",
+    "evalsuite._reading": "test_io.py", "evalsuite._read_ranked": "test_io.py",
+    "evalsuite._records_eval": "test_records.py", "evalsuite._paired_stats": "test_compare.py",
+    "evalsuite._comparison_report": "test_compare.py", "evalsuite._evaluate": "test_conventions.py",
+    "evalsuite.data": "test_io.py", "evalsuite.score": "test_ranking.py", "evalsuite.errors": "test_bad_input.py",
+    "evalsuite.limits": "test_hardening.py", "evalsuite.metric_names": "test_registry.py",
+    "evalsuite.display._figures": "test_display.py", "evalsuite.display._tables_ranking": "test_display.py",
+    "evalsuite.display._tables_records": "test_display.py", "evalsuite.display._report": "test_display_report.py",
+    "evalsuite.storage._model": "test_storage.py", "evalsuite.storage._schema": "test_storage.py",
+    "evalsuite.storage._sqlite": "test_storage.py", "evalsuite.storage._postgres": "test_storage.py",
+    "evalsuite.storage._store": "test_storage.py", "evalsuite.storage._config": "test_storage.py",
+}
+
+
+def test_every_module_has_a_test_module():
+    tests = {p.name for p in (REPO / "tests").glob("test_*.py")}
+    for module in pkgutil.walk_packages(evalsuite.__path__, "evalsuite."):
+        name = module.name
+        if module.ispkg:
+            continue
+        own = f"test_{name.rsplit('.', 1)[-1].lstrip('_')}.py"
+        expected = TESTED_ELSEWHERE.get(name, own)
+        assert expected in tests, f"{name}: no {expected}"

@@ -41,7 +41,7 @@ class _Setting(NamedTuple):
 
 # The store's settings, by the name open_store_from_config reads them under. The only list: the
 # dashboard imports ENV_VARIABLES and open_store_from_config's docstring is made from it;
-# docs/hosting.md has the same table for operators (tests/test_store.py compares the two).
+# docs/hosting.md has the same table for operators (tests/test_storage.py compares the two).
 SETTINGS: dict[str, _Setting] = {
     "url": _Setting("EVALSUITE_STORE_URL", "store_url", "a store URL as :func:`open_store` takes",
                     "SQLite in the data directory"),

@@ -14,7 +14,7 @@ One small interface, two backends, chosen by :func:`open_store`:
 - PostgreSQL through psycopg 3 (imported only when asked for), selected by a
   ``postgresql://`` URL: for hosts whose disk does not last, or several app instances.
 
-Guarantees (the tests in ``tests/test_store.py`` pin each on both backends):
+Guarantees (the tests in ``tests/test_storage.py`` pin each on both backends):
 
 - every write is one transaction: a dataset row and its full bytes, or a workspace row and all of
   its references (written after all of its datasets are stored), appear together or not at all,
