@@ -334,18 +334,20 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict:
     return out
 
 
-def json_load(text: str, name: str, line_offset: int = 0):
+def json_load(text: str, name: str, line_offset: int | None = None):
+    """Parse one JSON text (a whole document, or one JSONL line starting after ``line_offset``
+    lines); every problem is an EvalSuiteError naming the line where it can be known."""
+    line = None if line_offset is None else line_offset + 1  # the line of a whole-line problem
     try:
         return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
         raise EvalSuiteError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=name,
-                             line=exc.lineno + line_offset, field="json", value=text[max(0, exc.pos - 20): exc.pos + 20]) from None
+                             line=exc.lineno + (line_offset or 0), field="json",
+                             value=text[max(0, exc.pos - 20): exc.pos + 20]) from None
     except RecursionError:
-        raise EvalSuiteError("JSON nested too deeply to read", source=name, line=line_offset + 1 if line_offset else None,
-                             field="json") from None
+        raise EvalSuiteError("JSON nested too deeply to read", source=name, line=line, field="json") from None
     except ValueError as exc:
-        raise EvalSuiteError(f"invalid JSON: {exc}", source=name, line=line_offset + 1 if line_offset else None,
-                             field="json") from None
+        raise EvalSuiteError(f"invalid JSON: {exc}", source=name, line=line, field="json") from None
 
 
 def finite_number(value) -> float | None:

@@ -52,6 +52,12 @@ def test_jsonl_that_crashed_pyarrow_is_an_error_naming_the_line(pool, kind, data
     assert error.line == 1 and error.field == field
 
 
+def test_a_json_problem_on_the_first_jsonl_line_names_line_1():
+    error = pytest.raises(es.EvalSuiteError, es.read_records, b'{"query_id": "a", "query_id": "b"}\n',
+                          format="jsonl").value
+    assert error.line == 1 and "twice" in error.reason
+
+
 def test_format_detection_of_a_deeply_nested_first_line():
     data = b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n{}\n"
     assert es.detect_format(data, "upload.txt") == "json"  # not one object per line: the reader then says why
