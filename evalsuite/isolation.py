@@ -24,6 +24,7 @@ reads through here.
 
 from __future__ import annotations
 
+import atexit
 import glob
 import json
 import os
@@ -224,6 +225,23 @@ class _Worker:
             pass
 
 
+_FOLDER_PREFIX = "evalsuite-readers-"
+
+
+def _remove_folders_of_ended_processes(base: str) -> None:
+    """Remove the transit folders that pools of processes no longer running left behind."""
+    for folder in glob.glob(os.path.join(glob.escape(base), _FOLDER_PREFIX + "*")):
+        pid = os.path.basename(folder)[len(_FOLDER_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            pass  # alive (or not ours to ask about): leave it
+
+
 class _Stopped(Exception):
     def __init__(self, how: str, detail: str = "") -> None:
         super().__init__(how)
@@ -419,7 +437,11 @@ class ReaderPool:
         with self._lock:
             if self._dir is None or not os.path.isdir(self._dir):
                 base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-                self._dir = tempfile.mkdtemp(prefix=f"evalsuite-readers-{os.getpid()}-", dir=base)
+                _remove_folders_of_ended_processes(base or tempfile.gettempdir())
+                self._dir = tempfile.mkdtemp(prefix=f"{_FOLDER_PREFIX}{os.getpid()}-", dir=base)
+                # tmpfs is memory: the folder goes when this process ends (or, after a crash, when
+                # the next pool starts and finds its process gone).
+                atexit.register(shutil.rmtree, self._dir, ignore_errors=True)
             return self._dir
 
     def _stopped(self, stop: _Stopped, worker: _Worker | None, name: str) -> EvalSuiteError:

@@ -144,3 +144,19 @@ def test_pool_settings_are_checked():
     with pytest.raises(es.EvalSuiteError, match="kind"):
         pool.read("table", b"x", "x")
     pool.close()
+
+
+def test_transit_folders_of_ended_processes_are_removed(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    import evalsuite.isolation as isolation
+
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f"evalsuite-readers-{int(ended.stdout)}-abc"
+    stale.mkdir()
+    (stale / "leftover.in").write_bytes(b"x")
+    mine = tmp_path / f"evalsuite-readers-{os.getpid()}-def"
+    mine.mkdir()
+    isolation._remove_folders_of_ended_processes(str(tmp_path))
+    assert not stale.exists() and mine.exists()
