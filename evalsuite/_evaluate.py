@@ -17,7 +17,8 @@ from .data import Qrels, Run
 from ._validate import ranks_from_counts
 from .errors import EvalSuiteError
 from .metric_names import MetricSpec, parse_metric
-from .ranking import CONVENTIONS, JudgedRanking, check_rel_level, compute_metrics
+from ._validate import check_rel_level
+from .ranking import CONVENTIONS, JudgedRanking, compute_metrics
 from .score import Score
 
 __all__ = ["evaluate", "EvaluationReport", "DEFAULT_METRICS"]

@@ -333,11 +333,10 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
     >>> float(report.latency_table.loc[0, "p50"])  # (120 + 300) / 2
     210.0
     """
-    from .rag import _check_compat
-    from .ranking import _check_k, check_rel_level
+    from ._validate import check_compat, check_cutoff, check_rel_level
 
-    _check_compat(compat)
-    k = _check_k(k, allow_none=False)
+    check_compat(compat)
+    k = check_cutoff(k, allow_none=False)
     check_rel_level(rel_level)
     if not isinstance(records, Records):
         raise EvalSuiteError("expected Records (from evalsuite.read_records)", field="records", value=type(records).__name__)

@@ -1,5 +1,6 @@
 """Checks and array helpers shared by the readers, the metrics and every export.
 
+- argument checks: :func:`check_cutoff`, :func:`check_rel_level`, :func:`check_compat`;
 - rank grouping: :func:`ranks_from_counts`, :func:`group_positions` (rows grouped by query);
 - spreadsheet-safe CSV: every CSV EvalSuite writes goes through :func:`safe_csv` or
   :func:`defuse_formula`.
@@ -8,10 +9,43 @@
 from __future__ import annotations
 
 import io
+import math
+import numbers
 
 import numpy as np
 
-__all__ = ["FORMULA_PREFIXES", "defuse_formula", "safe_csv", "ranks_from_counts", "group_positions"]
+from .errors import EvalSuiteError
+
+__all__ = ["FORMULA_PREFIXES", "defuse_formula", "safe_csv", "ranks_from_counts", "group_positions", "check_cutoff",
+           "check_rel_level", "check_compat"]
+
+
+def check_rel_level(rel_level: object) -> float:
+    """Validate ``rel_level`` (a real number > 0) and return it as a float."""
+    if isinstance(rel_level, bool) or not isinstance(rel_level, numbers.Real) or not math.isfinite(rel_level) or rel_level <= 0:
+        raise EvalSuiteError(
+            "rel_level must be a number > 0 (grades <= 0 are never relevant)", field="rel_level", value=rel_level
+        )
+    return float(rel_level)
+
+
+def check_cutoff(k: object, allow_none: bool = True) -> int | None:
+    """A cutoff k as an int >= 1 (None for the whole list when ``allow_none``); else an error naming k."""
+    if k is None and allow_none:
+        return None
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise EvalSuiteError("k must be a whole number >= 1 (or None for the whole list)", field="k", value=k)
+    if k <= 0:
+        raise EvalSuiteError("k must be >= 1", field="k", value=k)
+    if k > 10**9:
+        raise EvalSuiteError("k is too large (at most 1,000,000,000)", field="k", value=k)
+    return int(k)
+
+
+def check_compat(compat) -> None:
+    """``compat`` must be None or "ragas" (RAGAS's own numbers where they differ)."""
+    if compat not in (None, "ragas"):
+        raise EvalSuiteError("compat must be None or 'ragas'", field="compat", value=compat)
 
 
 def ranks_from_counts(counts: np.ndarray) -> np.ndarray:

@@ -138,20 +138,14 @@ class Run(_Ranked):
     @classmethod
     def from_dict(cls, run: Mapping[str, Mapping[str, float]], name: str | None = None, duplicates: str = "error") -> "Run":
         """Build a run from ranx's shape ``{query_id: {doc_id: score}}`` (ids must be strings)."""
-        if not isinstance(run, Mapping):
-            raise EvalSuiteError("a run must be a mapping {query_id: {doc_id: score}}", field="run", value=type(run).__name__)
-        q, d, s = _flatten_nested(run, "run", "score")
-        return build_run(_strings(q, "run"), _strings(d, "run"), np.asarray(s, dtype=np.float64),
-                         name=name, source="run", duplicates=duplicates)
+        return build_run(*_nested_columns(run, "run", "score"), name=name, source="run", duplicates=duplicates)
 
     @classmethod
     def from_dataframe(cls, frame: pd.DataFrame, query_col: str = "query_id", doc_col: str = "doc_id",
                        score_col: str = "score", name: str | None = None, duplicates: str = "error") -> "Run":
         """Build a run from a data frame with query id, doc id and score columns."""
-        q, d = _id_columns(frame, query_col, doc_col)
-        scores = _numeric_column(frame, score_col, "score")
-        return build_run(q, d, scores, name=name, source="data frame", duplicates=duplicates,
-                         line_of=lambda row: None)
+        return build_run(*_frame_columns(frame, query_col, doc_col, score_col, "score"), name=name,
+                         source="data frame", duplicates=duplicates, line_of=_no_lines)
 
 
 class Qrels(_Ranked):
@@ -187,23 +181,34 @@ class Qrels(_Ranked):
     @classmethod
     def from_dict(cls, qrels: Mapping[str, Mapping[str, float]], name: str | None = None, duplicates: str = "error") -> "Qrels":
         """Build qrels from ranx's shape ``{query_id: {doc_id: grade}}`` (ids must be strings)."""
-        if not isinstance(qrels, Mapping):
-            raise EvalSuiteError("qrels must be a mapping {query_id: {doc_id: grade}}", field="qrels", value=type(qrels).__name__)
-        q, d, g = _flatten_nested(qrels, "qrels", "grade")
-        return build_qrels(_strings(q, "qrels"), _strings(d, "qrels"), np.asarray(g, dtype=np.float64),
-                           name=name, source="qrels", duplicates=duplicates)
+        return build_qrels(*_nested_columns(qrels, "qrels", "grade"), name=name, source="qrels", duplicates=duplicates)
 
     @classmethod
     def from_dataframe(cls, frame: pd.DataFrame, query_col: str = "query_id", doc_col: str = "doc_id",
                        grade_col: str = "grade", name: str | None = None, duplicates: str = "error") -> "Qrels":
         """Build qrels from a data frame with query id, doc id and grade columns."""
-        q, d = _id_columns(frame, query_col, doc_col)
-        grades = _numeric_column(frame, grade_col, "grade")
-        return build_qrels(q, d, grades, name=name, source="data frame", duplicates=duplicates, line_of=lambda row: None)
+        return build_qrels(*_frame_columns(frame, query_col, doc_col, grade_col, "grade"), name=name,
+                           source="data frame", duplicates=duplicates, line_of=_no_lines)
 
 
 # ----------------------------------------------------------------------------------------------
 # Construction helpers shared by the readers.
+
+
+def _nested_columns(mapping, what: str, value_name: str) -> tuple[pa.Array, pa.Array, np.ndarray]:
+    """Query ids, doc ids and values of ranx's ``{query_id: {doc_id: value}}`` shape."""
+    if not isinstance(mapping, Mapping):
+        article = "a run" if what == "run" else what
+        raise EvalSuiteError(f"{article} must be a mapping {{query_id: {{doc_id: {value_name}}}}}", field=what,
+                             value=type(mapping).__name__)
+    q, d, v = _flatten_nested(mapping, what, value_name)
+    return _strings(q, what), _strings(d, what), np.asarray(v, dtype=np.float64)
+
+
+def _frame_columns(frame, query_col: str, doc_col: str, value_col: str, value_name: str):
+    """Query ids, doc ids and values of a data frame's three columns."""
+    q, d = _id_columns(frame, query_col, doc_col)
+    return q, d, _numeric_column(frame, value_col, value_name)
 
 
 def _encodable(text: str) -> bool:

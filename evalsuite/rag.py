@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import EvalSuiteError
-from ._validate import group_positions
+from ._validate import check_compat, group_positions
 from .score import Score
 
 __all__ = [
@@ -45,7 +45,6 @@ __all__ = [
 
 FAILURE_STAGES = ("retrieval", "evidence", "generation", "orchestration", "other")
 LATENCY_STATISTICS = ("mean", "p50", "p90", "p95", "p99")
-_COMPAT = (None, "ragas")
 
 # RAGAS adds this to the denominator of context precision (ragas/metrics/_context_precision.py).
 RAGAS_EPSILON = 1e-10
@@ -53,11 +52,6 @@ RAGAS_EPSILON = 1e-10
 
 # ----------------------------------------------------------------------------------------------
 # Input conversion: Python lists -> Arrow list arrays, with errors that name the request.
-
-
-def _check_compat(compat) -> None:
-    if compat not in _COMPAT:
-        raise EvalSuiteError("compat must be None or 'ragas'", field="compat", value=compat)
 
 
 def as_judgement_lists(values, arg: str, graded: bool = False) -> pa.ListArray:
@@ -228,7 +222,7 @@ def context_precision(useful, *, compat: str | None = None) -> Score:
     >>> float(context_precision([[True, True, True]], compat="ragas"))  # (1 + 1 + 1) / (3 + 1e-10)
     0.9999999999666667
     """
-    _check_compat(compat)
+    check_compat(compat)
     values, lists = context_precision_values(as_judgement_lists(useful, "useful"), compat)
     return Score(values, _params("context_precision", lists, compat=compat,
                                  definition="average precision of usefulness labels in rank order"))
@@ -274,7 +268,7 @@ def context_recall(reference_claims_supported, *, compat: str | None = None) -> 
     >>> context_recall([[True, None], []])  # 1 of 1 judged claim; no claims: undefined
     Score(context_recall=1.0000, n=2, coverage=0.500)
     """
-    _check_compat(compat)
+    check_compat(compat)
     return _share_metric("context_recall", reference_claims_supported, "reference_claims_supported",
                          "supported reference claims / reference claims", compat=compat)
 
@@ -352,7 +346,7 @@ def faithfulness(answer_claims_supported, *, compat: str | None = None) -> Score
     >>> score.params["unjudged"]
     1
     """
-    _check_compat(compat)
+    check_compat(compat)
     return _share_metric("faithfulness", answer_claims_supported, "answer_claims_supported",
                          "supported answer claims / answer claims", compat=compat)
 
@@ -499,7 +493,7 @@ def answer_correctness(answer_in_reference, reference_in_answer, similarity=None
     >>> answer_correctness([[True, False]], [[True, False, False]])  # F1 alone
     Score(answer_correctness=0.4000, n=1, coverage=1.000)
     """
-    _check_compat(compat)
+    check_compat(compat)
     try:
         w_f1, w_sim = (float(w) for w in weights)
     except (TypeError, ValueError):

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._registry import METRICS
-from ._validate import group_positions, ranks_from_counts
+from ._validate import check_cutoff, check_rel_level, group_positions, ranks_from_counts
 from .errors import EvalSuiteError
 from .metric_names import MetricSpec
 from .score import Score
@@ -177,15 +177,6 @@ class _MetricComputer:
         return getattr(self, base)(k)
 
 
-def check_rel_level(rel_level: object) -> float:
-    """Validate ``rel_level`` (a real number > 0) and return it as a float."""
-    if isinstance(rel_level, bool) or not isinstance(rel_level, numbers.Real) or not math.isfinite(rel_level) or rel_level <= 0:
-        raise EvalSuiteError(
-            "rel_level must be a number > 0 (grades <= 0 are never relevant)", field="rel_level", value=rel_level
-        )
-    return float(rel_level)
-
-
 def compute_metrics(judged: JudgedRanking, specs: Sequence[MetricSpec], rel_level: float = 1) -> dict[str, np.ndarray]:
     """Per-query values of each metric in ``specs``.
 
@@ -209,18 +200,6 @@ def compute_metrics(judged: JudgedRanking, specs: Sequence[MetricSpec], rel_leve
 
 # ----------------------------------------------------------------------------------------------
 # List API: one entry per query, retrieved docs already in rank order.
-
-
-def _check_k(k: object, allow_none: bool = True) -> int | None:
-    if k is None and allow_none:
-        return None
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise EvalSuiteError("k must be a whole number >= 1 (or None for the whole list)", field="k", value=k)
-    if k <= 0:
-        raise EvalSuiteError("k must be >= 1", field="k", value=k)
-    if k > 10**9:
-        raise EvalSuiteError("k is too large (at most 1,000,000,000)", field="k", value=k)
-    return int(k)
 
 
 def _as_grades(item: object, index: int, arg: str) -> dict:
@@ -309,7 +288,7 @@ def judged_ranking_from_lists(relevant: Sequence, retrieved: Sequence, duplicate
 
 
 def _list_metric(base: str, relevant, retrieved, k, rel_level, duplicates, allow_none_k=True) -> Score:
-    k = _check_k(k, allow_none=allow_none_k)
+    k = check_cutoff(k, allow_none=allow_none_k)
     rel = check_rel_level(rel_level)
     judged = judged_ranking_from_lists(relevant, retrieved, duplicates)
     spec = MetricSpec(base if k is None else f"{base}@{k}", base, k)
