@@ -18,13 +18,13 @@
 This package never imports streamlit.
 """
 
-from ._registry import METRICS, Metric, metric_info
+from ._registry import METRICS, Metric
 from .data import Qrels, Run
 from .errors import EvalSuiteError, ReaderStopped
 from ._evaluate import DEFAULT_METRICS, EvaluationReport, evaluate
 from .io import FORMATS, detect_format, read_qrels, read_run
 from .limits import ReadLimits
-from .metric_names import parse_metric
+from .metric_names import metric_info, parse_metric
 from .rag import (
     FAILURE_STAGES,
     answer_correctness,

@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["Metric", "TestVector", "METRICS", "GENERAL_CONVENTIONS", "TREC_PRINT_ORDER", "TREC_FAMILY_CUTOFFS",
-           "metric_info"]
+__all__ = ["Metric", "TestVector", "METRICS", "GENERAL_CONVENTIONS", "TREC_PRINT_ORDER", "TREC_FAMILY_CUTOFFS"]
 
 KINDS = ("ranking", "context", "answer", "operational")
 
@@ -438,34 +437,3 @@ GENERAL_CONVENTIONS = (
     ("a corpus value of a RAG metric", "the mean over the requests where it is defined, with coverage "
      "(defined / total)", ""),
 )
-
-
-def metric_info(name: str) -> Metric:
-    """The registry entry of a metric, by canonical name or any name :func:`parse_metric` accepts.
-
-    Parameters
-    ----------
-    name : str
-        ``"ndcg"``, ``"ndcg@10"``, ``"ndcg_cut_10"``, ``"P_5"``, ``"faithfulness"`` ...
-
-    Returns
-    -------
-    Metric
-
-    Raises
-    ------
-    EvalSuiteError
-        The name is not a registered metric.
-
-    Examples
-    --------
-    >>> metric_info("ndcg_cut_10").source.split(",")[0]
-    'Järvelin & Kekäläinen'
-    >>> metric_info("faithfulness").higher_is_better
-    True
-    """
-    if isinstance(name, str) and name.strip() in METRICS:
-        return METRICS[name.strip()]
-    from .metric_names import parse_metric
-
-    return METRICS[parse_metric(name).base]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ._registry import METRICS
+from ._registry import METRICS, Metric
 from .errors import EvalSuiteError
 
-__all__ = ["MetricSpec", "parse_metric", "RANKING_METRICS"]
+__all__ = ["MetricSpec", "parse_metric", "metric_info", "RANKING_METRICS"]
 
 _RANKING = [m for m in METRICS.values() if m.kind == "ranking"]
 
@@ -150,3 +150,32 @@ def parse_metric(name: str) -> MetricSpec:
         # No cutoff: the whole ranked list (ranx k=0, trec_eval map / recip_rank / ndcg).
         return MetricSpec(name, canonical, None)
     return MetricSpec(name, canonical, _parse_k(name, cutoff))
+
+
+def metric_info(name: str) -> Metric:
+    """The registry entry of a metric, by canonical name or any name :func:`parse_metric` accepts.
+
+    Parameters
+    ----------
+    name : str
+        ``"ndcg"``, ``"ndcg@10"``, ``"ndcg_cut_10"``, ``"P_5"``, ``"faithfulness"`` ...
+
+    Returns
+    -------
+    Metric
+
+    Raises
+    ------
+    EvalSuiteError
+        The name is not a registered metric.
+
+    Examples
+    --------
+    >>> metric_info("ndcg_cut_10").source.split(",")[0]
+    'Järvelin & Kekäläinen'
+    >>> metric_info("faithfulness").higher_is_better
+    True
+    """
+    if isinstance(name, str) and name.strip() in METRICS:
+        return METRICS[name.strip()]
+    return METRICS[parse_metric(name).base]
