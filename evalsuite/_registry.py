@@ -87,6 +87,14 @@ class Metric:
         Arguments of an input that must score the maximum (``None``: no such input).
     nothing_relevant : (mapping, float) or None
         An input with nothing relevant and the value the documented rule gives it.
+
+    Examples
+    --------
+    >>> entry = METRICS["map"]
+    >>> entry.aliases["trec_eval"], entry.function
+    (('map_cut_k', 'map'), 'evalsuite.mean_average_precision_at_k')
+    >>> entry.vectors[0].arithmetic.split(":")[0]
+    'relevant at ranks 1 (P@1 = 1/1) and 3 (P@3 = 2/3), R = 2'
     """
 
     name: str

@@ -107,6 +107,12 @@ class Run(_Ranked):
         File name the run was read from.
     warnings : list of str
         Things read that a person should know (ignored extra columns, re-sorted queries).
+
+    Examples
+    --------
+    >>> run = Run.from_dict({"q1": {"d1": 0.5, "d2": 0.9, "d3": 0.5}}, name="bm25")
+    >>> run.query("q1")["doc_id"].tolist()  # score descending; the tie broken by doc id descending
+    ['d2', 'd3', 'd1']
     """
 
     _kind = "run"
@@ -156,6 +162,12 @@ class Qrels(_Ranked):
     query_ids, offsets, doc_ids : as in :class:`Run` (rows in file order within a query).
     grades : ndarray of float64, shape (n_rows,)
         Grade of each judged doc (0 or negative: judged not relevant).
+
+    Examples
+    --------
+    >>> qrels = Qrels.from_dict({"q1": {"d1": 2, "d2": 0}, "q2": {"d9": 1}})
+    >>> qrels.n_queries, len(qrels), qrels.query("q1")
+    (2, 3, {'d1': 2.0, 'd2': 0.0})
     """
 
     _kind = "qrels"
