@@ -90,7 +90,7 @@ def too_large(size: int, limits: ReadLimits, source: str | None, what: str = "th
                           source=source, field="bytes", value=size)
 
 
-def gunzip(raw: bytes, limits: ReadLimits, source: str | None, piece: int = 16 * MIB) -> bytes:
+def gunzip(raw: bytes, limits: ReadLimits, source: str | None, piece: int = 4 * MIB) -> bytes:
     """Decompress gzip (several members too), stopping as soon as the output passes ``max_bytes``.
 
     The output is produced ``piece`` bytes at a time, so a small file that expands to gigabytes
