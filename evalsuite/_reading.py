@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from ._lines import nonblank_lines
 from .errors import EvalSuiteError
 from .limits import (
-    ReadLimits, check_columns, check_limits, check_rows, gunzip, rows_not_objects,
+    ReadLimits, check_columns, check_limits, check_rows, check_text, gunzip, json_depth_error, rows_not_objects,
     too_large,
 )
 
@@ -476,3 +476,23 @@ def jsonl_rows(data: bytes, limits: ReadLimits, source: str) -> tuple[list, list
     return rows, lines
 
 
+def check_input(inp: _Input, fmt: str, limits: ReadLimits) -> None:
+    """The limits a text file is held to before any parser sees it (Parquet: by its footer, later).
+
+    A plain file given by path is checked through a memory map (its rows are counted after
+    parsing, which needs no copy); JSON and JSONL are also checked for nesting, which the JSON
+    parsers need the bytes for anyway.
+    """
+    if fmt == "parquet":
+        return
+    if inp.path is not None and inp._data is None and fmt != "json":
+        import mmap
+
+        with open(inp.path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            check_text(view, limits, inp.name, count_rows=False)
+    else:
+        check_text(inp.data, limits, inp.name, lines=fmt != "json")
+    if fmt in ("json", "jsonl"):
+        error = json_depth_error(inp.data, limits, inp.name, per_line=fmt == "jsonl")
+        if error is not None:
+            raise error

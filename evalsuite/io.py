@@ -15,9 +15,10 @@ import numpy as np
 from .data import Qrels, Run, build_qrels, build_run
 from .errors import EvalSuiteError, reading_errors
 from .limits import (
-    ReadLimits, check_limits, check_rows, check_text, json_depth_error,
+    ReadLimits, check_limits, check_rows,
 )
 from ._reading import (
+    check_input,
     load_bytes,
     detect_format, FORMATS, _Input, _load, not_unicode_error, PathOrBuffer, _shown_name,
 )
@@ -160,31 +161,13 @@ def read_qrels(path_or_buffer: PathOrBuffer, format: str | None = None, *, dupli
 
 
 def _parse(inp: _Input, fmt: str, kind: str, limits: ReadLimits) -> _Parsed:
-    _check_input(inp, fmt, limits)
+    check_input(inp, fmt, limits)
     try:
         parsed = _PARSERS[fmt](inp, kind, limits)
     except UnicodeEncodeError as exc:
         raise not_unicode_error(exc, inp.name) from None
     check_rows(parsed.n_rows, limits, inp.name)
     return parsed
-
-
-def _check_input(inp: _Input, fmt: str, limits: ReadLimits) -> None:
-    """Limits a text file is held to before any parser sees it (Parquet: by its footer, later)."""
-    if fmt == "parquet":
-        return
-    if inp.path is not None:  # a plain file given by path: memory-mapped, rows counted after parsing
-        if fmt in ("trec", "csv", "tsv", "jsonl"):
-            import mmap
-
-            with open(inp.path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
-                check_text(view, limits, inp.name, count_rows=False)
-            return
-    check_text(inp.data, limits, inp.name, lines=fmt != "json")
-    if fmt in ("json", "jsonl"):
-        error = json_depth_error(inp.data, limits, inp.name, per_line=fmt == "jsonl")
-        if error is not None:
-            raise error
 
 
 def _check_format(format: str | None, inp: _Input) -> str:

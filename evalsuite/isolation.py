@@ -51,7 +51,7 @@ __all__ = ["read_isolated", "ReaderPool", "default_pool", "set_default_pool", "D
            "DEFAULT_MEMORY_BYTES", "DEFAULT_WORKERS"]
 
 DEFAULT_TIMEOUT_S = 60.0
-# Reading a 7-million-line run (238 MiB) peaks near 1.6 GiB in a worker; 6 GiB leaves room for
+# Reading a 7-million-line run (238 MiB) peaks near 0.9 GiB in a worker; 6 GiB leaves room for
 # the largest file the default limits admit while keeping two workers far below 24 GiB.
 DEFAULT_MEMORY_BYTES = 6 * 1024 * MIB
 DEFAULT_WORKERS = 2

@@ -206,14 +206,14 @@ def json_depth_error(data: bytes, limits: ReadLimits, source: str | None, *, per
         adjacent[0] = positions[0] == 0
         adjacent[1:] = positions[1:] == positions[:-1] + 1
         # Length of the run of backslashes ending at each backslash event.
-        run_start = is_bs & ~np.concatenate(([adjacent[0] and backslashes > 0], is_bs[:-1] & adjacent[1:]))
+        # Whether the event just before is a backslash right next to it (or one carried over).
+        previous_bs = np.concatenate(([adjacent[0] and backslashes > 0], is_bs[:-1] & adjacent[1:]))
+        run_start = is_bs & ~previous_bs
         index = np.arange(positions.size)
         first_of_run = np.maximum.accumulate(np.where(run_start | ~is_bs, index, 0))
         run_length = index - first_of_run + 1
         carried = np.where((positions[first_of_run] == 0) & adjacent[0], backslashes, 0) if backslashes else 0
         run_length = run_length + carried
-        escaped = np.zeros(positions.size, dtype=bool)
-        previous_bs = np.concatenate(([adjacent[0] and backslashes > 0], is_bs[:-1] & adjacent[1:]))
         prev_len = np.concatenate(([backslashes], run_length[:-1]))
         escaped = previous_bs & (prev_len % 2 == 1)
         quote = (chars == _QUOTE) & ~escaped

@@ -26,10 +26,11 @@ import pyarrow.compute as pc
 from .errors import EvalSuiteError, reading_errors
 from ._lines import nonblank_lines
 from ._reading import (
+    check_input,
     PathOrBuffer, _load, _shown_name, json_load, jsonl_rows, jsonl_table, not_unicode_error, open_parquet,
     read_parquet_table, repeated_name, unique_keys,
 )
-from .limits import ReadLimits, check_columns, check_limits, check_rows, check_text, json_depth_error
+from .limits import ReadLimits, check_columns, check_limits, check_rows
 from .rag import (
     FAILURE_STAGES,
 )
@@ -919,12 +920,7 @@ def _read_records(path_or_buffer, format, source_name, system, failure_stages, l
     if fmt not in _RECORD_FORMATS:
         raise EvalSuiteError(f"unknown records format; use one of {', '.join(_RECORD_FORMATS)}", field="format", value=format)
     try:
-        if fmt != "parquet":
-            check_text(inp.data, limits, inp.name, lines=fmt != "json")
-        if fmt in ("json", "jsonl"):
-            error = json_depth_error(inp.data, limits, inp.name, per_line=fmt == "jsonl")
-            if error is not None:
-                raise error
+        check_input(inp, fmt, limits)
         if fmt == "jsonl":
             return _read_jsonl(inp, system, failure_stages, limits)
         if fmt == "json":

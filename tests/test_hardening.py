@@ -253,3 +253,12 @@ def test_csv_cells_with_spaces_after_the_commas_match_the_qrels():
     assert spaced_qrels.query("q1") == {"d1": 1.0, "d2": 1.0}
     records = es.read_records(b"query_id,latency_ms\n q1 ,120\n", format="csv")
     assert records.table.column("query_id").to_pylist() == ["q1"]
+
+
+def test_deep_jsonl_given_by_path_is_checked_for_nesting(tmp_path):
+    # A file larger than the 64 KiB read ahead is memory-mapped; its nesting is still checked first.
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(b'{"qid": "q", "docno": "d", "score": 1}\n' * 3000 + b'{"qid": ' + b"[" * 10_000 + b"]" * 10_000 + b"}\n")
+    for reader in (es.read_run, es.read_records):
+        error = pytest.raises(es.EvalSuiteError, reader, path).value
+        assert error.field == "json" and error.line == 3001
