@@ -15,88 +15,70 @@
 - every error is an :class:`EvalSuiteError` naming file, line, field and value; readers take
   :class:`ReadLimits` and ``isolate=True`` (a worker process with a time and memory cap).
 
-This package never imports streamlit.
+This package never imports streamlit. ``import evalsuite`` loads no numpy, pandas, pyarrow or
+scipy: each public name imports its module the first time it is used (PEP 562), so the command
+line and scripts that need one reader do not pay for the rest.
 """
 
-from ._registry import METRICS, Metric
-from .data import Qrels, Run
-from .errors import EvalSuiteError, ReaderStopped
-from ._evaluate import DEFAULT_METRICS, EvaluationReport, evaluate
-from .io import FORMATS, detect_format, read_qrels, read_run
-from .limits import ReadLimits
-from .metric_names import metric_info, parse_metric
-from .rag import (
-    FAILURE_STAGES,
-    answer_correctness,
-    citation_precision,
-    citation_recall,
-    context_precision,
-    context_recall,
-    context_relevance,
-    failure_attribution,
-    faithfulness,
-    latency_summary,
-    task_success_rate,
-)
-from .ranking import (
-    hit_rate_at_k,
-    mean_average_precision_at_k,
-    mrr,
-    ndcg_at_k,
-    precision_at_k,
-    recall_at_k,
-)
-from ._records_eval import RecordsReport, evaluate_records
-from .records import Records, concat_records, detect_records_format, read_records
-from .score import Score
-from ._compare import compare, compare_per_query, compare_records, ComparisonReport
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "__version__",
-    "EvalSuiteError",
-    "ReaderStopped",
-    "ReadLimits",
-    "METRICS",
-    "Metric",
-    "metric_info",
-    "Score",
-    "Run",
-    "Qrels",
-    "read_run",
-    "read_qrels",
-    "detect_format",
-    "FORMATS",
-    "evaluate",
-    "EvaluationReport",
-    "DEFAULT_METRICS",
-    "parse_metric",
-    "precision_at_k",
-    "recall_at_k",
-    "hit_rate_at_k",
-    "mrr",
-    "mean_average_precision_at_k",
-    "ndcg_at_k",
-    "context_precision",
-    "context_recall",
-    "context_relevance",
-    "faithfulness",
-    "answer_correctness",
-    "citation_recall",
-    "citation_precision",
-    "latency_summary",
-    "task_success_rate",
-    "failure_attribution",
-    "FAILURE_STAGES",
-    "Records",
-    "RecordsReport",
-    "detect_records_format",
-    "read_records",
-    "concat_records",
-    "evaluate_records",
-    "compare",
-    "compare_per_query",
-    "compare_records",
-    "ComparisonReport",
-]
+# Public name -> the module that defines it, in the order of ``__all__``. A name is imported on
+# first use (``__getattr__`` below), so importing the package stays cheap.
+_PUBLIC: dict[str, tuple[str, ...]] = {
+    ".errors": ("EvalSuiteError", "ReaderStopped"),
+    ".limits": ("ReadLimits",),
+    "._registry": ("METRICS", "Metric"),
+    ".metric_names": ("metric_info", "parse_metric"),
+    ".score": ("Score",),
+    ".data": ("Run", "Qrels"),
+    ".io": ("read_run", "read_qrels", "detect_format", "FORMATS"),
+    "._evaluate": ("evaluate", "EvaluationReport", "DEFAULT_METRICS"),
+    ".ranking": ("precision_at_k", "recall_at_k", "hit_rate_at_k", "mrr",
+                 "mean_average_precision_at_k", "ndcg_at_k"),
+    ".rag": ("context_precision", "context_recall", "context_relevance", "faithfulness",
+             "answer_correctness", "citation_recall", "citation_precision", "latency_summary",
+             "task_success_rate", "failure_attribution", "FAILURE_STAGES"),
+    ".records": ("Records", "detect_records_format", "read_records", "concat_records"),
+    "._records_eval": ("RecordsReport", "evaluate_records"),
+    "._compare": ("compare", "compare_per_query", "compare_records", "ComparisonReport"),
+}
+_MODULE_OF = {name: module for module, names in _PUBLIC.items() for name in names}
+
+__all__ = ["__version__", *_MODULE_OF]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evalsuite' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MODULE_OF))
+
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names load lazily
+    from ._compare import ComparisonReport, compare, compare_per_query, compare_records
+    from ._evaluate import DEFAULT_METRICS, EvaluationReport, evaluate
+    from ._records_eval import RecordsReport, evaluate_records
+    from ._registry import METRICS, Metric
+    from .data import Qrels, Run
+    from .errors import EvalSuiteError, ReaderStopped
+    from .io import FORMATS, detect_format, read_qrels, read_run
+    from .limits import ReadLimits
+    from .metric_names import metric_info, parse_metric
+    from .rag import (FAILURE_STAGES, answer_correctness, citation_precision, citation_recall,
+                      context_precision, context_recall, context_relevance, failure_attribution,
+                      faithfulness, latency_summary, task_success_rate)
+    from .ranking import (hit_rate_at_k, mean_average_precision_at_k, mrr, ndcg_at_k,
+                          precision_at_k, recall_at_k)
+    from .records import Records, concat_records, detect_records_format, read_records
+    from .score import Score

@@ -71,3 +71,43 @@ def test_every_module_has_a_test_module():
         own = f"test_{name.rsplit('.', 1)[-1].lstrip('_')}.py"
         expected = TESTED_ELSEWHERE.get(name, own)
         assert expected in tests, f"{name}: no {expected}"
+
+
+def _import_times_us(code: str) -> dict[str, int]:
+    """Cumulative import time per top-level module, as ``python -X importtime`` reports it."""
+    result = subprocess.run([sys.executable, "-X", "importtime", "-c", code], cwd=REPO,
+                            capture_output=True, text=True, check=True)
+    times = {}
+    for line in result.stderr.splitlines():
+        if not line.startswith("import time:") or "|" not in line:
+            continue
+        _, cumulative, name = (part.strip() for part in line[len("import time:"):].split("|"))
+        if cumulative.isdigit():  # skips the header line; a module is imported once, so its line is unique
+            times[name] = int(cumulative)
+    return times
+
+
+def test_importing_the_package_loads_no_numeric_library():
+    # The command line and small scripts should not pay for pandas, pyarrow or scipy up front;
+    # each public name imports its module on first use.
+    code = ("import sys, evalsuite\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'pandas', 'pyarrow', 'scipy'}))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_import_costs_a_fraction_of_importing_numpy():
+    # A loose budget as a ratio measured in one process, not an absolute time: a whole `import
+    # evalsuite` must cost less than a third of `import numpy` (about 0.06 s here).
+    samples = [_import_times_us("import numpy, evalsuite") for _ in range(3)]
+    ratios = sorted(s["evalsuite"] / s["numpy"] for s in samples)
+    assert ratios[1] < 1 / 3, ratios
+
+
+def test_public_names_load_on_first_use():
+    import evalsuite as es
+    assert set(dir(es)) >= set(es.__all__)
+    assert es.evaluate is es._evaluate.evaluate
+    import pytest
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        es.no_such_name
