@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -21,6 +21,9 @@ from ._keys import string_keys
 from ._parallel import parallel_map, workers
 from ._validate import ranks_from_counts
 from .errors import EvalSuiteError
+
+if TYPE_CHECKING:  # pandas is imported where a data frame is made or read, not at import
+    import pandas as pd
 
 __all__ = ["Run", "Qrels"]
 
@@ -126,12 +129,16 @@ class Run(_Ranked):
 
     def query(self, query_id: str) -> pd.DataFrame:
         """The ranked list of one query: columns rank (1-based), doc_id, score."""
+        import pandas as pd
+
         sl = self._slice(query_id)
         docs = self.doc_ids[sl].to_pylist()
         return pd.DataFrame({"rank": np.arange(1, len(docs) + 1), "doc_id": docs, "score": self.scores[sl]})
 
     def to_dataframe(self) -> pd.DataFrame:
         """All rows: query_id, doc_id, rank (1-based, in EvalSuite's order), score."""
+        import pandas as pd
+
         return pd.DataFrame(
             {
                 "query_id": np.repeat(self.query_ids, self.counts),
@@ -186,6 +193,8 @@ class Qrels(_Ranked):
 
     def to_dataframe(self) -> pd.DataFrame:
         """All rows: query_id, doc_id, grade."""
+        import pandas as pd
+
         return pd.DataFrame(
             {"query_id": np.repeat(self.query_ids, self.counts), "doc_id": self.doc_ids.to_pandas(), "grade": self.grades}
         )
@@ -268,6 +277,8 @@ def _finite(value: numbers.Real) -> bool:
 
 
 def _id_columns(frame: pd.DataFrame, query_col: str, doc_col: str) -> tuple[pa.Array, pa.Array]:
+    import pandas as pd
+
     out = []
     for col, field in ((query_col, "query_id"), (doc_col, "doc_id")):
         if col not in frame.columns:
@@ -290,6 +301,8 @@ def _id_columns(frame: pd.DataFrame, query_col: str, doc_col: str) -> tuple[pa.A
 
 
 def _numeric_column(frame: pd.DataFrame, col: str, field: str) -> np.ndarray:
+    import pandas as pd
+
     if col not in frame.columns:
         raise EvalSuiteError(f"column {col!r} not found; columns are {list(frame.columns)}", field=field, value=col)
     series = frame[col]
@@ -341,7 +354,11 @@ def _encode_queries(query_ids: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, 
     # Renumber by first appearance (a dictionary need not be in that order): look only at the
     # rows where the code changes, so this is cheap for grouped files.
     change = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
-    first_seen = pd.unique(codes[change])
+    segment_codes = codes[change]
+    first_position = np.full(len(ids), segment_codes.size, dtype=np.int64)
+    np.minimum.at(first_position, segment_codes, np.arange(segment_codes.size))
+    present = first_position < segment_codes.size
+    first_seen = np.flatnonzero(present)[np.argsort(first_position[present], kind="stable")]
     if np.array_equal(first_seen, np.arange(len(ids))):
         return codes.astype(np.int32, copy=False), ids
     renumber = np.full(len(ids), -1, dtype=np.int32)
