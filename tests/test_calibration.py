@@ -1,0 +1,287 @@
+"""Agreement statistics pinned against scikit-learn and statsmodels, PPI against the authors'
+ppi-python and the paper's closed form, coverage of the intervals on seeded draws, and the
+errors of the judgement-table readers and the human-label join."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalsuite import EvalSuiteError
+from evalsuite import calibration as cal
+
+sklearn_metrics = pytest.importorskip("sklearn.metrics")
+ppi_py = pytest.importorskip("ppi_py")
+inter_rater = pytest.importorskip("statsmodels.stats.inter_rater")
+proportion = pytest.importorskip("statsmodels.stats.proportion")
+
+RNG_SEEDS = [0, 1, 2, 3, 4]
+
+
+def _fixed_vectors(seed: int, n: int = 200):
+    rng = np.random.default_rng(seed)
+    human = rng.random(n) < 0.6
+    flip = rng.random(n) < 0.25
+    judge = np.where(flip, ~human, human)
+    return judge.astype(int), human.astype(int)
+
+
+@pytest.mark.parametrize("seed", RNG_SEEDS)
+def test_agreement_matches_scikit_learn(seed):
+    judge, human = _fixed_vectors(seed)
+    a = cal.agreement(judge, human)
+    assert a.n == len(judge) and a.dropped == 0
+    assert np.array_equal(a.confusion, sklearn_metrics.confusion_matrix(human, judge, labels=[0, 1]))
+    assert a.accuracy.estimate == pytest.approx(sklearn_metrics.accuracy_score(human, judge), abs=1e-12)
+    assert a.kappa.estimate == pytest.approx(sklearn_metrics.cohen_kappa_score(human, judge), abs=1e-12)
+    assert a.precision.estimate == pytest.approx(sklearn_metrics.precision_score(human, judge), abs=1e-12)
+    assert a.recall.estimate == pytest.approx(sklearn_metrics.recall_score(human, judge), abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", RNG_SEEDS)
+def test_agreement_intervals_match_statsmodels(seed):
+    judge, human = _fixed_vectors(seed, n=120)
+    a = cal.agreement(judge, human, confidence=0.95)
+    ref = inter_rater.cohens_kappa(a.confusion)  # its kappa_low / kappa_upp are at 95%
+    assert a.kappa.estimate == pytest.approx(ref.kappa, abs=1e-12)
+    assert a.kappa.extra["se"] == pytest.approx(ref.std_kappa, abs=1e-12)
+    assert (a.kappa.low, a.kappa.high) == pytest.approx((ref.kappa_low, ref.kappa_upp), abs=1e-9)
+    (tn, fp), (fn, tp) = a.confusion.tolist()
+    for iv, k, n in ((a.accuracy, tp + tn, a.n), (a.precision, tp, tp + fp), (a.recall, tp, tp + fn)):
+        low, high = proportion.proportion_confint(k, n, alpha=0.05, method="wilson")
+        assert (iv.low, iv.high) == pytest.approx((low, high), abs=1e-9)
+
+
+def test_agreement_drops_missing_pairs_and_flags_small_n():
+    a = cal.agreement([True, None, False, True], [True, False, np.nan, False])
+    assert a.n == 2 and a.dropped == 2 and a.too_small
+    assert a.confusion.tolist() == [[0, 1], [0, 1]]
+    # The judge said yes to both: agreement is exactly chance, kappa 0 (scikit-learn agrees).
+    assert a.kappa.estimate == sklearn_metrics.cohen_kappa_score([1, 0], [1, 1]) == 0
+    # Both sides constant and equal: p_e = 1 and kappa is undefined (NaN), not 1 or 0.
+    assert math.isnan(cal.agreement([1, 1, 1], [1, 1, 1]).kappa.estimate)
+    big = cal.agreement(*_fixed_vectors(0, n=cal.MIN_LABELS))
+    assert not big.too_small
+
+
+def test_agreement_rejects_bad_labels():
+    with pytest.raises(EvalSuiteError) as err:
+        cal.agreement([1, 2], [1, 0])
+    assert err.value.field == "judge[1]" and err.value.value == 2
+    with pytest.raises(EvalSuiteError, match="one value per item"):
+        cal.agreement([1, 0, 1], [1, 0])
+
+
+def test_rank_correlation_matches_scipy_by_hand():
+    # Spearman of ranks (1, 3, 2, 4) vs (1, 2, 3, 4): 1 - 6 * 2 / (4 * 15) = 0.8; Kendall: 5 concordant,
+    # 1 discordant of 6 pairs: (5 - 1) / 6.
+    r = cal.rank_correlation([0.1, 0.4, 0.35, 0.8, None], [1, 2, 3, 4, 5])
+    assert r["n"] == 4
+    assert r["spearman"] == pytest.approx(0.8)
+    assert r["kendall"] == pytest.approx(4 / 6)
+    assert math.isnan(cal.rank_correlation([1, 1, 1], [1, 2, 3])["spearman"])
+
+
+def test_reliability_bins():
+    table = cal.reliability([0.05, 0.15, 0.55, 0.6, 1.0], [0, 0, 1, 0, 1], bins=5)
+    # bins [0, .2), [.4, .6), [.6, .8), [.8, 1]: a score of exactly 1 falls in the last bin
+    assert table["n"].tolist() == [2, 1, 1, 1]
+    assert table["human_rate"].tolist() == [0.0, 1.0, 0.0, 1.0]
+    assert table["bin_low"].tolist() == [0.0, 0.4, 0.6, 0.8]
+    assert table["mean_score"].tolist() == pytest.approx([0.1, 0.55, 0.6, 1.0])
+    with pytest.raises(EvalSuiteError) as err:
+        cal.reliability([0.5, 1.5], [1, 0])
+    assert err.value.field == "judge_scores[1]"
+
+
+def _synthetic(seed: int, n: int, big_n: int, p: float = 0.7):
+    """Human labels ~ Bernoulli(p); a judge that says yes too often (bias +0.1) and errs 20% of the time."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n + big_n) < p).astype(float)
+    noise = rng.random(n + big_n)
+    f = np.where(noise < 0.2, 1 - y, y)
+    f = np.where((f == 0) & (rng.random(n + big_n) < 0.35), 1.0, f)
+    return y[:n], f[:n], f[n:], y
+
+
+@pytest.mark.parametrize("seed", RNG_SEEDS)
+@pytest.mark.parametrize("tuned", [False, True])
+def test_ppi_matches_ppi_python(seed, tuned):
+    y, f, fu, _ = _synthetic(seed, 80, 700)
+    lam = None if tuned else 1
+    iv = cal.ppi_mean(y, f, fu, confidence=0.9, tuned=tuned)
+    point = ppi_py.ppi_mean_pointestimate(y, f, fu, lam=lam)
+    low, high = ppi_py.ppi_mean_ci(y, f, fu, alpha=0.1, lam=lam)
+    assert iv.estimate == pytest.approx(float(np.squeeze(point)), abs=1e-12)
+    assert (iv.low, iv.high) == pytest.approx((float(np.squeeze(low)), float(np.squeeze(high))), abs=1e-12)
+    classic = cal.classical_mean(y, confidence=0.9)
+    low, high = ppi_py.classical_mean_ci(y, alpha=0.1)
+    assert (classic.low, classic.high) == pytest.approx((float(np.squeeze(low)), float(np.squeeze(high))), abs=1e-12)
+
+
+def test_ppi_closed_form_of_the_paper():
+    # Angelopoulos et al. 2023, mean estimation: theta = mean(f_unl) - mean(f_lab - y);
+    # interval theta +- z_{1-a/2} * sqrt(sigma_f^2 / N + sigma_rect^2 / n).
+    y = np.array([1, 0, 1, 1, 0, 1.0])
+    f = np.array([1, 0, 0, 1, 1, 1.0])
+    fu = np.array([1, 1, 0, 1, 1, 0, 1, 1, 0, 1.0])
+    theta = fu.mean() - (f - y).mean()
+    se = math.sqrt(fu.var() / len(fu) + (f - y).var() / len(y))
+    iv = cal.ppi_mean(y, f, fu)
+    assert iv.estimate == pytest.approx(theta)
+    assert (iv.low, iv.high) == pytest.approx((theta - 1.959963984540054 * se, theta + 1.959963984540054 * se))
+    assert iv.extra["lam"] == 1.0 and iv.n == 6 and iv.n_unlabelled == 10 and iv.too_small
+
+
+def test_perfect_judge_gives_the_judge_mean_and_narrower_interval():
+    y, _, _, full = _synthetic(9, 60, 600)
+    m = cal.mean_intervals(full[:60], full[:60], full[60:])
+    assert m["ppi"].estimate == pytest.approx(full[60:].mean())
+    assert m["ppi"].width < m["human"].width / 2
+
+
+@pytest.mark.parametrize("tuned", [False, True])
+def test_ppi_interval_covers_the_true_mean_about_95_percent(tuned):
+    """Coverage property: 1,000 seeded draws, true mean 0.7; a 95% interval should cover it in
+    93.5%..96.5% of them (binomial sd of the count is 0.7 points). The judge-only interval,
+    biased by the judge's errors, must not (it is not an interval for the human mean)."""
+    p, draws = 0.7, 1000
+    covered = judge_covered = 0
+    for seed in range(draws):
+        y, f, fu, _ = _synthetic(10_000 + seed, 150, 1500, p)
+        m = cal.mean_intervals(y, f, fu, tuned=tuned)
+        covered += m["ppi"].low <= p <= m["ppi"].high
+        judge_covered += m["judge"].low <= p <= m["judge"].high
+    assert 0.935 <= covered / draws <= 0.965, covered
+    assert judge_covered / draws < 0.5
+
+
+def test_paired_difference_interval_covers_and_is_narrower_than_independent():
+    rng = np.random.default_rng(5)
+    covered, ratios = 0, []
+    draws = 400
+    for _ in range(draws):
+        n, big_n = 120, 1200
+        base = rng.random(n + big_n)  # request difficulty shared by both systems
+        ya = (base < 0.75).astype(float)
+        yb = (base < 0.65).astype(float)  # true difference b - a = -0.10
+        fa = np.where(rng.random(n + big_n) < 0.15, 1 - ya, ya)
+        fb = np.where(rng.random(n + big_n) < 0.15, 1 - yb, yb)
+        a = (ya[:n], fa[:n], fa[n:])
+        b = (yb[:n], fb[:n], fb[n:])
+        paired = cal.ppi_mean_difference(b, a, paired=True)
+        indep = cal.ppi_mean_difference(b, a, paired=False)
+        covered += paired.low <= -0.10 <= paired.high
+        ratios.append(paired.width / indep.width)
+    assert 0.92 <= covered / draws <= 0.98
+    # The shared request difficulty cancels in the paired differences (the judge errors do not).
+    assert np.median(ratios) < 0.97  # 0.93 here
+
+
+def test_ppi_errors_and_empty_sets():
+    with pytest.raises(EvalSuiteError, match="one value per labelled request"):
+        cal.ppi_mean([1, 0], [1], [1, 1])
+    with pytest.raises(EvalSuiteError) as err:
+        cal.ppi_mean([1, None], [1, 0], [1])
+    assert err.value.field == "human[1]"
+    assert math.isnan(cal.ppi_mean([], [], [1, 0]).estimate)
+    with pytest.raises(EvalSuiteError):
+        cal.ppi_mean([1], [1], [1], confidence=1.0)
+
+
+# ------------------------------------------------------------------------------------------------
+# judgement tables, the join and their errors
+# ------------------------------------------------------------------------------------------------
+
+TABLE = (b"query_id,system,judgement,item,judge,judge_score,judge_label,human_label\n"
+         b"q1,A,claim_support,0,lex,0.9,1,1\n"
+         b"q1,A,claim_support,1,lex,0.2,0,\n"
+         b"q2,A,claim_support,0,lex,0.7,1,0\n"
+         b"q1,B,claim_support,0,lex,0.8,1,1\n")
+
+
+def test_read_judgements_and_errors(tmp_path):
+    t = cal.read_judgements(TABLE, source_name="j.csv")
+    assert len(t) == 4 and t["human_label"].isna().sum() == 1 and t["line"].tolist() == [2, 3, 4, 5]
+    bad = TABLE.replace(b"q2,A,claim_support,0,lex,0.7,1,0", b"q2,A,claim_support,0,lex,0.7,maybe,0")
+    with pytest.raises(EvalSuiteError) as err:
+        cal.read_judgements(bad, source_name="j.csv")
+    e = err.value
+    assert (e.source, e.line, e.field, e.value) == ("j.csv", 4, "judge_label", "maybe")
+    dup = TABLE + b"q1,B,claim_support,0,lex,0.1,0,0\n"
+    with pytest.raises(EvalSuiteError, match="appears twice") as err:
+        cal.read_judgements(dup, source_name="j.csv")
+    assert err.value.line == 6 and err.value.field == "query_id"
+    with pytest.raises(EvalSuiteError) as err:
+        cal.read_judgements(b"system,judge_label\nA,1\n", source_name="j.csv")
+    assert err.value.field == "query_id" and err.value.line == 1
+    path = tmp_path / "j.jsonl"
+    path.write_text('{"query_id": "q1", "judge_score": 0.8, "human_label": true}\n{"query_id": "q2", "judge_score": "x"}\n')
+    with pytest.raises(EvalSuiteError) as err:
+        cal.read_judgements(path)
+    assert (err.value.source, err.value.line, err.value.field, err.value.value) == ("j.jsonl", 2, "judge_score", "x")
+
+
+def test_join_human_labels_by_request_and_item():
+    t = cal.read_judgements(TABLE, source_name="j.csv")
+    labels = b"query_id\tsystem\titem\thuman_label\nq1\tA\t1\t[[Yes]]\nq2\tA\t0\tno\nq7\tA\t0\t1\n"
+    joined, counts = cal.join_human_labels(t, labels, source_name="h.tsv")
+    assert joined["human_label"].tolist() == [1.0, 1.0, 0.0, 1.0]
+    assert counts == {"matched": 2, "unmatched": 1, "first_unmatched_line": 4}
+    # Without a system column, one label row labels the request for every system.
+    joined, counts = cal.join_human_labels(t, b"query_id,item,human_label\nq1,0,0\n")
+    assert joined.loc[joined["item"] == 0, "human_label"].tolist() == [0.0, 0.0, 0.0]
+    assert counts["matched"] == 1
+    with pytest.raises(EvalSuiteError) as err:
+        cal.join_human_labels(t, b"query_id,item,human_label\nq1,0,1\nq1,0,0\n", source_name="h.csv")
+    assert (err.value.source, err.value.line, err.value.field, err.value.value) == ("h.csv", 3, "query_id", "q1")
+    with pytest.raises(EvalSuiteError) as err:
+        cal.join_human_labels(t, b"query_id,item,human_label\nq1,-1,1\n", source_name="h.csv")
+    assert (err.value.line, err.value.field, err.value.value) == (2, "item", "-1")
+    with pytest.raises(EvalSuiteError) as err:
+        cal.join_human_labels(t, b"query_id,item,human_label\nq1,0,1\nq2,0\n", source_name="h.csv")
+    assert err.value.line == 3
+    with pytest.raises(EvalSuiteError, match="human_label or human_score"):
+        cal.join_human_labels(t, b"query_id,item\nq1,0\n")
+
+
+def test_judgements_from_records_human_columns():
+    recs = pd.DataFrame({"query_id": ["q1", "q2"], "system": ["A", "A"],
+                         "answer_claims_supported": [[True, False], [True]],
+                         "human_answer_claims_supported": [[True, True], [None]]})
+    t = cal.judgements_from_records(recs, "answer_claims_supported", judge="lex")
+    assert t["judge_label"].tolist() == [1.0, 0.0, 1.0]
+    assert t["human_label"].tolist()[:2] == [1.0, 1.0] and math.isnan(t["human_label"].iloc[2])
+    recs.at[1, "human_answer_claims_supported"] = [True, True]
+    with pytest.raises(EvalSuiteError) as err:
+        cal.judgements_from_records(recs, "answer_claims_supported")
+    assert err.value.line == 2 and err.value.field == "human_answer_claims_supported"
+
+
+def test_table_level_agreement_and_intervals():
+    t = cal.read_judgements(TABLE)
+    agree = cal.agreement_table(t, by=("judge", "judgement"))
+    assert agree[["n", "tp", "fp", "fn", "tn"]].values.tolist() == [[3, 2, 1, 0, 0]]
+    iv = cal.system_intervals(t)
+    a = iv[(iv["system"] == "A")].set_index("estimator")
+    # A: q1 judge mean 0.5, human 1 (only item 0 labelled); q2 judge 1, human 0. All labelled.
+    assert a.loc["human only", "estimate"] == pytest.approx(0.5)
+    assert a.loc["judge only", "estimate"] == pytest.approx(0.75)
+    assert math.isnan(a.loc["PPI", "estimate"])  # no unlabelled request: nothing to add
+    with pytest.raises(EvalSuiteError) as err:
+        cal.difference_interval(t, "A", "C")
+    assert err.value.field == "system_b"
+
+
+def test_labelled_subset_is_seeded_and_paired():
+    rows = "".join(f"q{i},{s},c,0,lex,1,1,{(i + len(s)) % 2}\n" for i in range(20) for s in ("A", "BB"))
+    t = cal.read_judgements(b"query_id,system,judgement,item,judge,judge_score,judge_label,human_label\n" + rows.encode())
+    s1 = cal.labelled_subset(t, 5, seed=3)
+    s2 = cal.labelled_subset(t, 5, seed=3)
+    assert s1["human_label"].equals(s2["human_label"])
+    kept = s1[s1["human_label"].notna()]
+    assert kept["query_id"].nunique() == 5 and len(kept) == 10  # the same ids for both systems
+    assert s1["held_out_label"].notna().all()
