@@ -28,6 +28,7 @@ PAGES = (  # the navigation's material icons ship with Streamlit's frontend (no 
     ("overview", "Overview", "overview", ":material/leaderboard:"),
     ("per_query", "Per-query", "per_query", ":material/table_rows:"),
     ("rag_quality", "RAG quality", "rag_quality", ":material/fact_check:"),
+    ("calibration", "Calibration", "calibration", ":material/balance:"),
     ("latency", "Latency", "latency", ":material/timer:"),
     ("failures", "Failures", "failures", ":material/error:"),
     ("compare", "Compare", "compare", ":material/compare_arrows:"),
