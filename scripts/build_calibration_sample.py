@@ -141,11 +141,11 @@ def write(path: Path, rows: list[list]) -> None:
         w.writerows(rows)
 
 
-def main() -> None:
-    OUT.mkdir(exist_ok=True)
-    write(OUT / "ragtruth_claim_support.csv", ragtruth())
-    write(OUT / "ares_labels.csv", ares())
-    write(OUT / "alce_utility.csv", alce())
+def main(out: Path = OUT) -> None:
+    out.mkdir(exist_ok=True)
+    write(out / "ragtruth_claim_support.csv", ragtruth())
+    write(out / "ares_labels.csv", ares())
+    write(out / "alce_utility.csv", alce())
 
 
 if __name__ == "__main__":

@@ -285,3 +285,38 @@ def test_labelled_subset_is_seeded_and_paired():
     kept = s1[s1["human_label"].notna()]
     assert kept["query_id"].nunique() == 5 and len(kept) == 10  # the same ids for both systems
     assert s1["held_out_label"].notna().all()
+
+
+# ------------------------------------------------------------------------------------------------
+# the shipped calibration samples
+# ------------------------------------------------------------------------------------------------
+
+def test_calibration_samples_rebuild_byte_for_byte_and_match_the_sources(tmp_path):
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("build_calibration_sample", repo / "scripts" / "build_calibration_sample.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(tmp_path)
+    shipped = repo / "sample_data" / "calibration"
+    for name in ("ragtruth_claim_support.csv", "ares_labels.csv", "alce_utility.csv"):
+        assert (tmp_path / name).read_bytes() == (shipped / name).read_bytes(), name
+    # Independent of the script: RAGTruth answers with no span have every sentence labelled 1, and
+    # the share of answers with a span (259 of 817, its SOURCE.md) is the share with a 0.
+    ragtruth = cal.read_judgements(shipped / "ragtruth_claim_support.csv")
+    any_zero = (ragtruth.groupby(["system", "query_id"])["human_label"].min() == 0).sum()
+    assert any_zero == 259
+    # ALCE: human_score is the utility rating of the source, label = rating >= 4.
+    source = json.loads((repo / "sample_data" / "sources" / "alce_human_eval" /
+                         "human_eval_utility_completed.json").read_text("utf-8"))
+    ratings = [r["utility_score"] for runs in source.values() for run in runs.values()
+               for qid, r in run.items() if qid != "overall_results"]
+    alce = cal.read_judgements(shipped / "alce_utility.csv")
+    assert sorted(alce["human_score"]) == sorted(ratings)
+    assert (alce["human_label"] == (alce["human_score"] >= 4)).all()
+    ares = cal.read_judgements(shipped / "ares_labels.csv")
+    assert len(ares) == 126 and ares.groupby("judgement").size().to_dict() == {
+        "answer_faithfulness": 42, "answer_relevance": 42, "context_relevance": 42}
