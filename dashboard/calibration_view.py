@@ -53,7 +53,9 @@ def confusion_figure(row: pd.Series, title: str):
     fig = go.Figure(go.Heatmap(z=z, x=["judge: no", "judge: yes"], y=["human: no", "human: yes"],
                                text=z, texttemplate="%{text}", colorscale="Blues", showscale=False,
                                hovertemplate="%{y}, %{x}: %{z}<extra></extra>"))
-    fig.update_layout(title=title, height=320, margin=dict(l=10, r=10, t=50, b=10), yaxis_autorange="reversed")
+    fig.update_layout(title=title, height=320, margin=dict(l=90, r=10, t=50, b=40), yaxis_autorange="reversed")
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
     return fig
 
 
@@ -73,7 +75,9 @@ def reliability_figure(table: pd.DataFrame, title: str):
                                                 "<extra></extra>"))
     fig.update_layout(title=title, xaxis_title="judge score (mean in bin)", yaxis_title="share labelled yes by people",
                       xaxis_range=[-0.02, 1.02], yaxis_range=[-0.02, 1.02], height=420,
-                      margin=dict(l=10, r=10, t=50, b=10))
+                      margin=dict(l=70, r=10, t=50, b=50))
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
     return fig
 
 
@@ -99,7 +103,9 @@ def forest_figure(intervals: pd.DataFrame, title: str):
                                  name="all human labels (held out)", marker=dict(symbol="x", color="black", size=9),
                                  hovertemplate="mean of every human label %{x:.3f}<extra></extra>"))
     fig.update_layout(title=title, xaxis_title="system mean", height=max(320, 90 * len(systems) + 120),
-                      margin=dict(l=10, r=10, t=50, b=10), yaxis_autorange="reversed")
+                      margin=dict(l=220, r=10, t=50, b=50), yaxis_autorange="reversed")
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
     return fig
 
 

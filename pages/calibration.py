@@ -145,6 +145,10 @@ def render() -> None:
     if len(empty):
         st.info(plain("No PPI interval for " + ", ".join(map(str, empty["system"])) + ": every request is labelled "
                       "by people (nothing for the judge to add: the human-only mean is the answer) or none is."))
+    flat = intervals[(intervals["estimator"] == "human only") & (intervals["high"] - intervals["low"] == 0)]
+    if len(flat):
+        st.info(plain("Human only has zero width for " + ", ".join(map(str, flat["system"])) + ": every kept human "
+                      "value is the same, and a normal interval then says nothing about the uncertainty."))
     small = intervals[(intervals["estimator"] == "PPI") & intervals["too_small"]]
     for _, row in small.iterrows():
         st.warning(plain(f"{row['system']}: ") + cv.too_small_note(int(row["n"])))
