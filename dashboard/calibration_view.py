@@ -39,6 +39,29 @@ def read_uploaded(name: str, data: bytes) -> pd.DataFrame:
     return cal.read_judgements(data, source_name=name, max_bytes=MAX_UPLOAD_BYTES)
 
 
+def record_judgements(files) -> tuple[pd.DataFrame | None, list[tuple[str, str]]]:
+    """Judgement tables from per-request record files whose judgement lists have a ``human_*``
+    twin (``answer_claims_supported`` and ``human_answer_claims_supported``): one table, and the
+    (file name, message) of each file that could not be used.
+
+    ``files``: the session's record files (:class:`dashboard.session.StoredFile`)."""
+    from . import loaders
+
+    parts, problems = [], []
+    for f in files:
+        try:
+            records = loaders.read_records(f.digest, f.name, f.data)
+            columns = set(records.frame.columns)
+            for column in sorted(columns):
+                field = column[len("human_"):]
+                if column.startswith("human_") and field in columns:
+                    parts.append(cal.judgements_from_records(records, field, judge=f"{field} in {f.name}",
+                                                             judgement=field))
+        except Exception as exc:  # one bad file must not hide the others
+            problems.append((f.name, str(exc) if isinstance(exc, EvalSuiteError) else type(exc).__name__))
+    return (pd.concat(parts, ignore_index=True) if parts else None), problems
+
+
 def too_small_note(n: int) -> str:
     """The sentence shown when an interval rests on fewer than MIN_LABELS human labels."""
     return (f"Only {n} human-labelled requests (fewer than {cal.MIN_LABELS}): the normal approximation behind "

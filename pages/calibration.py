@@ -61,15 +61,25 @@ def _tables() -> pd.DataFrame | None:
         except Exception as exc:  # shown as a message, never a traceback
             ui.show_error(exc)
             return None
+    from_records, problems = cv.record_judgements(session.record_files())
+    for name, message in problems:
+        st.warning(plain(f"{name}: {message}"))
+    if from_records is not None:
+        st.caption("Including the judgement lists of the loaded records that have a human_* twin column "
+                   "(answer_claims_supported and human_answer_claims_supported ...).")
     if not any(f.sample for f in session.files().values()):
+        if from_records is not None:
+            return from_records
         ui.no_data("No judgement table with human labels.",
-                   "Upload one above, or load the sample data on the Data page (it brings the calibration samples).")
+                   "Upload one above, load records with human_* judgement lists on the Data page, or load the "
+                   "sample data there (it brings the calibration samples).")
         return None
     st.caption("Showing the calibration samples: real human labels from RAGTruth (hallucination spans), ARES "
                "(labelled rows) and ALCE (utility ratings). No LLM judge runs here: the judge values come from a "
                "deterministic lexical judge (token precision) or ALCE's recorded automatic scores, named in the "
                "Judge column (sample_data/calibration/README.md).")
-    return cv.sample_judgements()
+    samples = cv.sample_judgements()
+    return samples if from_records is None else pd.concat([samples, from_records], ignore_index=True)
 
 
 def render() -> None:

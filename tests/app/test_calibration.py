@@ -103,3 +103,19 @@ def test_bad_upload_is_a_message_naming_file_line_field_value():
     assert not at.exception
     assert texts(at.error) == ["mine.csv, line 17, field 'judge_label', value 'maybe': a label must be 1/0, "
                                "true/false or yes/no (empty = not labelled)"]
+
+
+def test_records_with_human_twin_lists_become_a_judgement_table():
+    data = "".join(
+        '{"query_id": "q%d", "system": "S", "answer_claims_supported": [true, %s], '
+        '"human_answer_claims_supported": [true, %s]}\n' % (i, "true" if i % 3 else "false", "true" if i % 4 else "false")
+        for i in range(50)).encode()
+    at = open_page("calibration", clear=True, pending=[("records", "judged.jsonl", data)])
+    assert not at.exception and not at.error, texts(at.error)
+    assert at.selectbox(key="calibration_judgement").value == "answer_claims_supported"
+    agree = _frame(at, "kappa")
+    pooled = agree[agree["system"] == "all systems"].iloc[0]
+    judge = [v for i in range(50) for v in (1, 1 if i % 3 else 0)]
+    human = [v for i in range(50) for v in (1, 1 if i % 4 else 0)]
+    assert pooled["n"] == 100
+    assert pooled["kappa"] == pytest.approx(sklearn_metrics.cohen_kappa_score(human, judge))
