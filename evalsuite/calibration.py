@@ -145,11 +145,20 @@ def _vector(values: object, name: str, binary: bool = False) -> np.ndarray:
         raise EvalSuiteError("expected a sequence of numbers", field=name, value=type(values).__name__)
     if hasattr(values, "to_numpy"):
         values = values.to_numpy()
+    if isinstance(values, np.ndarray) and values.dtype.kind in "biuf":
+        out = values.astype(np.float64)  # numeric array: no per-element Python work
+    else:
+        out = None
     try:
-        out = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+        if out is None:
+            if any(isinstance(v, (str, bytes)) for v in values):
+                raise TypeError("text is not a number")
+            out = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
     except (TypeError, ValueError):
         for i, v in enumerate(values):
             try:
+                if isinstance(v, (str, bytes)):
+                    raise TypeError
                 float(np.nan if v is None else v)
             except (TypeError, ValueError):
                 raise EvalSuiteError("expected a number", field=f"{name}[{i}]", value=v) from None

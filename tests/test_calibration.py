@@ -73,6 +73,13 @@ def test_agreement_rejects_bad_labels():
     assert err.value.field == "judge[1]" and err.value.value == 2
     with pytest.raises(EvalSuiteError, match="one value per item"):
         cal.agreement([1, 0, 1], [1, 0])
+    with pytest.raises(EvalSuiteError) as err:  # text is never read as a number here
+        cal.agreement([1, 0], [1, "0"])
+    assert err.value.field == "human[1]" and err.value.value == "0"
+    # a numeric array takes the fast path and is checked all the same
+    with pytest.raises(EvalSuiteError) as err:
+        cal.agreement(np.array([0.0, 0.5]), np.array([0, 1]))
+    assert err.value.field == "judge[1]"
 
 
 def test_rank_correlation_matches_scipy_by_hand():
