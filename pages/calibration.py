@@ -107,7 +107,8 @@ def render() -> None:
     per_system = cal.agreement_table(part, by=("judge", "judgement", "system"))
     pooled.insert(2, "system", "all systems")
     agree = pd.concat([pooled, per_system], ignore_index=True)
-    st.dataframe(agree, hide_index=True, width="stretch", column_config=_PCT)
+    # The judge and judgement type are picked above; the CSV keeps them.
+    st.dataframe(agree.drop(columns=["judge", "judgement"]), hide_index=True, width="stretch", column_config=_PCT)
     st.caption("Accuracy, precision (of the judge's yes, the share people call yes) and recall (of the human yes, "
                "the share the judge calls yes) with Wilson 95% intervals; Cohen's kappa (agreement beyond chance: "
                "0 = chance, 1 = perfect) with its asymptotic interval (Fleiss, Cohen & Everitt 1969); Spearman and "
@@ -149,7 +150,7 @@ def render() -> None:
                "PPI: the judge's mean corrected by its error on the labelled requests (valid whatever the judge; "
                "narrower than human only when the judge agrees well). A request's value is the share of its items "
                "labelled yes. The x marks the mean of every human label in the file when some are hidden.")
-    st.dataframe(intervals, hide_index=True, width="stretch", column_config=_PCT)
+    st.dataframe(intervals.drop(columns=["judgement"]), hide_index=True, width="stretch", column_config=_PCT)
     ui.download_csv(intervals, "calibration_intervals.csv", key="calibration_intervals_csv")
     empty = intervals[(intervals["estimator"] == "PPI") & intervals["estimate"].isna()]
     if len(empty):
