@@ -336,8 +336,10 @@ def rag_metrics(report) -> list[str]:
 def rag_summary(table: pd.DataFrame, metrics: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """From :func:`evalsuite.views.rag_quality_table`: (system x metric means without all-empty
     metrics, the same with a ``<metric> coverage`` column per metric)."""
-    wide = table.pivot(index="system", columns="metric", values="mean").reindex(columns=list(metrics))
-    coverage = table.pivot(index="system", columns="metric", values="coverage").reindex(columns=list(metrics))
+    systems = table["system"].drop_duplicates().tolist()  # the table's order (the chart's too), not sorted
+    wide = table.pivot(index="system", columns="metric", values="mean").reindex(index=systems, columns=list(metrics))
+    coverage = table.pivot(index="system", columns="metric", values="coverage").reindex(index=systems,
+                                                                                         columns=list(metrics))
     wide = wide.dropna(axis=1, how="all")
     coverage = coverage[wide.columns].add_suffix(" coverage")
     return wide, wide.join(coverage)

@@ -53,7 +53,7 @@ FIELDS: dict[str, str] = {
     "answer_claims_supported": "labels",
     "answer_claims_in_reference": "labels",
     "reference_claims_in_answer": "labels",
-    "answer_similarity": "unit",
+    "answer_similarity": "score",
     "statements_cited_supported": "labels",
     "citations_relevant": "labels",
     "success": "flag",
@@ -65,7 +65,36 @@ FIELDS: dict[str, str] = {
 # ``to_pandas()``, say): used as given when the judgement lists they come from are absent.
 GIVEN_METRICS = ("context_precision", "context_recall", "context_relevance", "faithfulness", "answer_correctness",
                  "answer_relevancy", "citation_recall", "citation_precision")
+# Per-request scores other tools write that EvalSuite does not compute itself, all in 0..1: kept
+# under these names and shown as given (docs/records.md lists the column names mapped to each).
+# RAGAS >= 0.2 metric names (``Metric.name`` in ragas/metrics/_*.py, 0.2.15 and 0.4.3).
+GIVEN_ONLY_METRICS = {
+    "answer_similarity": "RAGAS SemanticSimilarity / AnswerSimilarity (also feeds answer_correctness)",
+    "factual_correctness": "RAGAS FactualCorrectness (claim F1, precision or recall of the response against the reference)",
+    "context_entity_recall": "RAGAS ContextEntityRecall",
+    "context_utilization": "RAGAS ContextUtilization / LLMContextPrecisionWithoutReference",
+    "noise_sensitivity": "RAGAS NoiseSensitivity, mode relevant (share of incorrect claims; lower is better)",
+    "noise_sensitivity_irrelevant": "RAGAS NoiseSensitivity, mode irrelevant (lower is better)",
+    "non_llm_context_precision_with_reference": "RAGAS NonLLMContextPrecisionWithReference",
+    "non_llm_context_recall": "RAGAS NonLLMContextRecall",
+    "id_based_context_precision": "RAGAS IDBasedContextPrecision",
+    "id_based_context_recall": "RAGAS IDBasedContextRecall",
+    "faithfulness_with_hhem": "RAGAS FaithfulnesswithHHEM",
+    "nv_context_relevance": "RAGAS ContextRelevance (NVIDIA)",
+    "nv_response_groundedness": "RAGAS ResponseGroundedness (NVIDIA)",
+    "nv_accuracy": "RAGAS AnswerAccuracy (NVIDIA)",
+    "bleu_score": "RAGAS BleuScore (sacrebleu, scaled to 0..1)",
+    "rouge_score": "RAGAS RougeScore",
+    "chrf_score": "RAGAS ChrfScore",
+    "exact_match": "RAGAS ExactMatch",
+    "string_present": "RAGAS StringPresence",
+    "non_llm_string_similarity": "RAGAS NonLLMStringSimilarity",
+    "summary_score": "RAGAS SummarizationScore",
+}
+# Scores where lower is better (the pages say so next to them).
+LOWER_IS_BETTER = frozenset({"noise_sensitivity", "noise_sensitivity_irrelevant"})
 FIELDS.update(dict.fromkeys(GIVEN_METRICS, "score"))
+FIELDS.update(dict.fromkeys((m for m in GIVEN_ONLY_METRICS if m not in FIELDS), "score"))
 _LATENCY_FIELD = re.compile(r"^latency_([a-z0-9_]+)_ms$")
 
 # Export column names -> canonical field. RAGAS >= 0.2 (user_input, response, retrieved_contexts,
@@ -88,7 +117,32 @@ ALIASES: dict[str, str] = {
     "request_id": "query_id",
     "question_id": "query_id",
     "sample_id": "query_id",
+    # RAGAS score columns whose metric has another name here (RAGAS ``Metric.name``).
+    "llm_context_precision_with_reference": "context_precision",
+    "semantic_similarity": "answer_similarity",
+    "response_relevancy": "answer_relevancy",
+    "noise_sensitivity_relevant": "noise_sensitivity",
+    "llm_context_precision_without_reference": "context_utilization",
 }
+# RAGAS versions that name a metric with its mode write columns such as
+# ``factual_correctness(mode=f1)`` or ``noise_sensitivity(mode=irrelevant)``.
+_MODE_SUFFIX = re.compile(r"^([a-z0-9_]+)\(mode=([a-z0-9_]+)\)$")
+
+
+def _alias(key: str) -> str | None:
+    """The canonical field of a column name that is not one itself, or None."""
+    found = ALIASES.get(key) or ALIASES.get(key.lower())
+    if found:
+        return found
+    match = _MODE_SUFFIX.match(key.strip().lower())
+    if match:
+        base, mode = match.groups()
+        if base == "noise_sensitivity":
+            return "noise_sensitivity_irrelevant" if mode == "irrelevant" else "noise_sensitivity"
+        base = ALIASES.get(base, base)
+        if base in GIVEN_ONLY_METRICS or base in GIVEN_METRICS:
+            return base
+    return None
 
 # Fields whose per-request values are metrics computed from judgement lists.
 _JUDGEMENT_METRICS = {
@@ -429,7 +483,7 @@ def _map_columns(columns: Sequence[str]) -> tuple[dict[str, str], list[str], lis
     taken: dict[str, str] = {}
     for col in columns:
         key = str(col).strip()
-        canonical = key if _kind(key) else ALIASES.get(key) or ALIASES.get(key.lower())
+        canonical = key if _kind(key) else _alias(key)
         if canonical is None:
             continue
         if canonical in taken:
@@ -689,6 +743,51 @@ def _records_from_table(table: pa.Table, source: str, line_of, line_label: str, 
                            line_label)
 
 
+_LITERAL_CONSTANTS = (str, int, float, bool, type(None))
+
+
+def python_list_literal(text: str):
+    """A Python list repr of strings, numbers, booleans and None (as pandas writes list cells to
+    CSV: ``['a', 'b']``, ``[True, None]``, ``[0.5, nan]``) read safely, or None if it is not one.
+
+    Only a list display whose items are literals of those types (a leading minus allowed, and
+    ``nan`` read as NaN) is accepted; anything else - names, calls, attributes, nested lists,
+    dicts, operators - is refused before :func:`ast.literal_eval` sees it. Nothing is ever
+    evaluated (no ``eval``).
+
+    Examples
+    --------
+    >>> python_list_literal("['a', 'it is']")
+    ['a', 'it is']
+    >>> python_list_literal("[True, False, None, 1, -0.5]")
+    [True, False, None, 1, -0.5]
+    >>> python_list_literal("[__import__('os')]") is None  # a call: refused, never run
+    True
+    """
+    import ast
+
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    body = tree.body
+    if not isinstance(body, ast.List):
+        return None
+    items = []
+    for node in body.elts:
+        if isinstance(node, ast.Name) and node.id == "nan":
+            items.append(float("nan"))
+            continue
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            operand = node.operand
+            if not (isinstance(operand, ast.Constant) and type(operand.value) in (int, float)):
+                return None
+        elif not (isinstance(node, ast.Constant) and type(node.value) in _LITERAL_CONSTANTS):
+            return None
+        items.append(ast.literal_eval(node))
+    return items
+
+
 def _parse_json_cell(text, row: int, name: str):
     if text is None:
         return None
@@ -700,7 +799,12 @@ def _parse_json_cell(text, row: int, name: str):
     except RecursionError:
         raise _RowError(row, name, text[:80], "JSON nested too deeply to read") from None
     except ValueError:
-        raise _RowError(row, name, text, "a list field in CSV must hold a JSON list (e.g. [\"a\", \"b\"] or [true, false])") from None
+        # pandas' to_csv (RAGAS's documented export) writes list cells as Python reprs.
+        value = python_list_literal(stripped) if stripped.startswith("[") else None
+        if value is not None:
+            return value
+        raise _RowError(row, name, text, "a list field in CSV must hold a JSON list (e.g. [\"a\", \"b\"] or [true, false]) "
+                        "or a Python list of strings, numbers, True/False/None (as pandas writes it)") from None
 
 
 def _csv_value(text, kind: str, row: int, name: str):
@@ -734,6 +838,9 @@ def _read_delimited(inp, delimiter: str, system, failure_stages, limits: ReadLim
         raise EvalSuiteError("the file is empty", source=inp.name)
     header = [h.strip() for h in header]
     check_columns(len(header), limits, inp.name, line=1)
+    index_column = header[0] in ("", "Unnamed: 0") and len(header) > 1
+    if index_column:  # pandas' to_csv writes the index first, under an empty name
+        header[0] = "\x00pandas index"
     repeated = repeated_name(header)
     if repeated is not None:
         raise EvalSuiteError(f"the header names column {repeated!r} more than once", source=inp.name, line=1,
@@ -750,6 +857,8 @@ def _read_delimited(inp, delimiter: str, system, failure_stages, limits: ReadLim
                                  line=line, field="columns", value=delimiter.join(cells))
         row = {}
         for name, cell in zip(header, cells):
+            if index_column and name == header[0]:
+                continue
             canonical = mapping.get(name)
             kind = _kind(canonical) if canonical else None
             try:
@@ -758,7 +867,11 @@ def _read_delimited(inp, delimiter: str, system, failure_stages, limits: ReadLim
                 raise EvalSuiteError(err.reason, source=inp.name, line=line, field=err.field_name, value=err.value) from None
         rows.append(row)
         lines.append(line)
-    return _records_from_rows(rows, inp.name, lambda r: lines[r] if r < len(lines) else None, "line", system, failure_stages)
+    records = _records_from_rows(rows, inp.name, lambda r: lines[r] if r < len(lines) else None, "line", system,
+                                 failure_stages)
+    if index_column:
+        records.warnings.append("the first column has no name (a pandas index, as to_csv writes it): ignored")
+    return records
 
 
 def _read_jsonl(inp, system, failure_stages, limits: ReadLimits) -> Records:
@@ -782,6 +895,8 @@ def _read_json(inp, system, failure_stages, limits: ReadLimits) -> Records:
         document = document["results"]  # RAGChecker's input/output files
     elif isinstance(document, dict) and isinstance(document.get("test_cases"), list):
         document = document["test_cases"]  # DeepEval test-case exports
+    elif isinstance(document, dict):
+        document = _pandas_json_rows(document, inp.name)
     if not isinstance(document, list):
         raise EvalSuiteError("expected a JSON list of records (or RAGChecker's {\"results\": [...]})", source=inp.name,
                              field="json", value=type(document).__name__)
@@ -794,8 +909,31 @@ def _read_json(inp, system, failure_stages, limits: ReadLimits) -> Records:
     return _records_from_rows(document, inp.name, lambda r: None if r is None else r + 1, "item", system, failure_stages)
 
 
+def _pandas_json_rows(document: dict, source: str):
+    """The rows of a DataFrame written by pandas ``to_json`` (RAGAS's ``to_pandas()``) with
+    orient "columns" (pandas' default: ``{column: {index: value}}``) or "split"
+    (``{"columns": [...], "index": [...], "data": [[...]]}``); other dicts are returned as they
+    are (and refused by the caller)."""
+    if isinstance(document.get("columns"), list) and isinstance(document.get("data"), list):
+        columns = document["columns"]
+        rows = []
+        for i, values in enumerate(document["data"]):
+            if not isinstance(values, list) or len(values) != len(columns):
+                raise EvalSuiteError(f"row {i + 1} of a pandas 'split' JSON must be a list of {len(columns)} values",
+                                     source=source, field="data", value=values)
+            rows.append(dict(zip(map(str, columns), values)))
+        return rows
+    if document and all(isinstance(v, dict) for v in document.values()):
+        index = list(dict.fromkeys(k for inner in document.values() for k in inner))
+        return [{column: inner.get(i) for column, inner in document.items()} for i in index]
+    return document
+
+
 def _read_parquet(inp, system, failure_stages, limits: ReadLimits) -> Records:
     table = read_parquet_table(open_parquet(inp.data, limits, inp.name), inp.name)
+    index = [c for c in table.column_names if c.startswith("__index_level_")]
+    if index:  # a pandas index pyarrow stored as a column (to_parquet of a non-default index)
+        table = table.drop_columns(index)
     records = _records_from_table(table, inp.name, lambda r: r + 1, "row", system, failure_stages)
     if records is None:
         records = _records_from_rows(table.to_pylist(), inp.name, lambda r: r + 1, "row", system, failure_stages)

@@ -222,8 +222,9 @@ def rate_by_latency(table: pd.DataFrame, metric: str, latency: str = "latency_ms
 
 def rag_metric_bars(table: pd.DataFrame, metric: str) -> go.Figure:
     """Bars of one metric per system from :func:`evalsuite.views.rag_quality_table`, with the
-    Wilson interval as error bars where the table has one (task success)."""
-    data = table[table["metric"] == metric].sort_values("system")
+    Wilson interval as error bars where the table has one (task success). Systems in the
+    table's order (the RAG quality page's tables use the same)."""
+    data = table[table["metric"] == metric]
     has_ci = data["ci_low"].notna().any()
     error = dict(type="data", symmetric=False, array=(data["ci_high"] - data["mean"]).to_numpy(),
                  arrayminus=(data["mean"] - data["ci_low"]).to_numpy()) if has_ci else None

@@ -243,8 +243,11 @@ def rag_quality_table(report, metrics: Sequence[str] | None = None) -> pd.DataFr
     -------
     pandas.DataFrame
         Columns ``system``, ``metric``, ``mean``, ``coverage``, ``n_defined``, ``n``,
-        ``ci_low``, ``ci_high``. The ``success`` rows come from ``report.task_success`` (the
-        success rate with its Wilson interval); other metrics have no interval (NaN).
+        ``ci_low``, ``ci_high``, ``source`` (where that system's value comes from: "computed
+        from the judgements", "given in the file" - a RAGAS export's own column -, "computed
+        from the records" or "none"; decided per system). The ``success`` rows come from
+        ``report.task_success`` (the success rate with its Wilson interval); other metrics have
+        no interval (NaN).
     """
     names = list(metrics) if metrics is not None else list(report.metrics) + ["success"]
     rows = []
@@ -260,5 +263,7 @@ def rag_quality_table(report, metrics: Sequence[str] | None = None) -> pd.DataFr
             rows.append({"system": system, "metric": metric, "mean": float(score),
                          "coverage": float(score.params.get("coverage", np.nan)),
                          "n_defined": int(score.params.get("n_defined", 0)), "n": int(score.params.get("n", 0)),
-                         "ci_low": ci[0], "ci_high": ci[1]})
-    return pd.DataFrame(rows, columns=["system", "metric", "mean", "coverage", "n_defined", "n", "ci_low", "ci_high"])
+                         "ci_low": ci[0], "ci_high": ci[1],
+                         "source": str(score.params.get("source", "computed from the records"))})
+    return pd.DataFrame(rows, columns=["system", "metric", "mean", "coverage", "n_defined", "n", "ci_low", "ci_high",
+                                       "source"])

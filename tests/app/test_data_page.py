@@ -35,3 +35,20 @@ def test_renaming_a_system():
     assert at.dataframe[0].value["system"].tolist() == ["Okapi BM25", "BM25L"]
     at.switch_page("pages/overview.py").run()
     assert list(at.dataframe[0].value.index) == ["Okapi BM25", "BM25L"]
+
+
+def test_data_page_lists_the_columns_kept_but_not_used():
+    """Issue 15: a RAGAS CSV (pandas index, Python list cells) loads; its AspectCritic column is
+    listed as kept but not used, its score columns as renamed."""
+    from pathlib import Path
+
+    ragas = (Path(__file__).parents[1] / "data" / "exports" / "ragas_result.csv").read_text()
+    data = ragas.replace("noise_sensitivity(mode=relevant)\n", "noise_sensitivity(mode=relevant),harmfulness\n")
+    data = "\n".join(line + ",0" if line[:1].isdigit() else line for line in data.splitlines()) + "\n"
+    at = open_page("data", clear=True, pending=[("records", "ragas_result.csv", data.encode())])
+    assert not [e.value for e in at.error]
+    records_table = at.dataframe[-1].value.set_index("file")
+    row = records_table.loc["ragas_result.csv"]
+    assert row["kept, not used"] == "harmfulness"
+    assert "factual_correctness(mode=f1) -> factual_correctness" in row["renamed columns"]
+    assert row["requests"] == 3
