@@ -190,10 +190,12 @@ def build_llmperf() -> list[dict]:
                 "success": ok,
                 "failure_stage": None if ok else llmperf_failure_stage(r["error_code"]),
             }
-            if ok:
+            # Successes and -100 failures (a response shorter than requested: a real request with
+            # real timings) carry their latencies; 429 / -1 rows hold zeros that are no measurement.
+            if ok or r["error_code"] == -100:
                 rec["latency_ms"] = float(r["end_to_end_latency_s"]) * 1000
                 rec["latency_ttft_ms"] = float(r["ttft_s"]) * 1000
-            else:
+            if not ok:
                 rec["error"] = r["error_msg"] or f"error_code {r['error_code']} (no message)"
             if "GEN_TEXT" in r:  # only the two bedrock files carry the generated text
                 rec["answer"] = r["GEN_TEXT"]
@@ -205,6 +207,7 @@ def build_llmperf() -> list[dict]:
     assert len(files) == 19
     assert len(records) == 2845, len(records)
     assert sum(not r["success"] for r in records) == 539
+    assert sum(not r["success"] and "latency_ms" in r for r in records) == 146  # the -100 rows
     return records
 
 

@@ -29,7 +29,12 @@ def ragtruth():
 
 
 def test_llmperf_latency_percentiles_equal_llmperf_summaries(llmperf):
-    table = llmperf.latency_table.set_index(["system", "stage"])
+    """LLMPerf's summaries are over successful requests: the same as the Latency page's
+    "Successful requests only" (the records also carry the -100 failures' real latencies)."""
+    from evalsuite import display
+
+    table = display.latency_percentiles(llmperf.per_query, {"latency_ms": "end_to_end", "latency_ttft_ms": "ttft"},
+                                        successful_only=True).set_index(["system", "stage"])
     summaries = sorted((SOURCES / "llmperf_latency" / "summary").glob("*.json"))
     assert len(summaries) == 19
     for path in summaries:
@@ -101,3 +106,14 @@ def test_ragchecker_human_systems_have_no_judgements_to_score():
     assert len(records.systems) == 8 and len(records) == 448
     with pytest.raises(es.EvalSuiteError):
         es.evaluate_records(records)
+
+
+def test_llmperf_failures_with_a_real_latency_keep_it(llmperf):
+    """The -100 failures (response too short) ran: their end-to-end latency is in the records."""
+    for path in sorted((SOURCES / "llmperf_latency" / "individual").glob("bedrock_*.json")):
+        requests = json.loads(path.read_text())
+        mine = llmperf.per_query[llmperf.per_query["system"] == path.stem]
+        expected = [r["end_to_end_latency_s"] * 1000 if r["error_code"] in (None, -100) else None for r in requests]
+        got = [None if v != v else v for v in mine["latency_ms"].tolist()]
+        assert got == pytest.approx(expected, rel=1e-12)
+        assert sum(r["error_code"] == -100 for r in requests) == int(((mine["success"] == 0) & mine["latency_ms"].notna()).sum())

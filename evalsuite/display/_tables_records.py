@@ -8,10 +8,11 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from ..errors import EvalSuiteError
 
-__all__ = ['binned_histogram', 'ecdf_points', 'sample_rows', 'failed_requests', 'quality_vs_latency', 'is_binary', 'rate_by_latency_bin', 'rag_quality_table']
+__all__ = ['binned_histogram', 'ecdf_points', 'sample_rows', 'failed_requests', 'quality_vs_latency', 'is_binary', 'rate_by_latency_bin', 'rag_quality_table', 'latency_left_out', 'latency_percentiles']
 
 
 # ----------------------------------------------------------------------------------------------
@@ -267,3 +268,110 @@ def rag_quality_table(report, metrics: Sequence[str] | None = None) -> pd.DataFr
                          "source": str(score.params.get("source", "computed from the records"))})
     return pd.DataFrame(rows, columns=["system", "metric", "mean", "coverage", "n_defined", "n", "ci_low", "ci_high",
                                        "source"])
+
+
+def latency_left_out(per_query: pd.DataFrame, latency: str, metric: str | None = None,
+                     systems: Sequence[str] | None = None) -> pd.DataFrame:
+    """Per system: how many requests a latency chart shows and how many it leaves out, and why.
+
+    A request is left out when it has no ``latency`` value (split into failed requests,
+    ``success`` = 0, and the others) or, for a quality-against-latency chart, no ``metric``
+    value. A failed request that has a latency is shown (and counted in ``shown``).
+
+    Parameters
+    ----------
+    per_query : pandas.DataFrame
+        A records report's per-request table (``system``, the latency column, optionally
+        ``success`` 1/0/NaN and ``metric``).
+    latency : str
+        The latency column, e.g. ``latency_ms``.
+    metric : str, optional
+        The quality column of a quality-against-latency chart.
+    systems : sequence of str, optional
+        The systems shown (default all, in table order).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``system``, ``requests``, ``shown``, ``failed shown`` (failed requests with a
+        latency), ``left out: failed, no latency``, ``left out: no latency`` (not failed),
+        and with ``metric`` ``left out: no <metric>`` (requests with a latency but no value).
+
+    Raises
+    ------
+    EvalSuiteError
+        A named column is missing.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"system": ["a", "a", "a", "a"], "latency_ms": [120.0, None, 300.0, None],
+    ...                       "success": [1.0, 0.0, 0.0, 1.0]})
+    >>> latency_left_out(table, "latency_ms").iloc[0].to_dict()  # request 2 failed with no latency
+    {'system': 'a', 'requests': 4, 'shown': 2, 'failed shown': 1, 'left out: failed, no latency': 1, 'left out: no latency': 1}
+    """
+    for col in ("system", latency) + ((metric,) if metric else ()):
+        if col not in per_query:
+            raise EvalSuiteError(f"no {col!r} column in the per-request table", field=col)
+    frame = per_query if systems is None else per_query[per_query["system"].isin(list(systems))]
+    has_latency = frame[latency].notna().to_numpy()
+    failed = (frame["success"] == 0).to_numpy() if "success" in frame else np.zeros(len(frame), dtype=bool)
+    has_metric = frame[metric].notna().to_numpy() if metric else np.ones(len(frame), dtype=bool)
+    order = list(systems) if systems is not None else frame["system"].drop_duplicates().tolist()
+    names = frame["system"].to_numpy()
+    rows = []
+    for system in order:
+        mine = names == system
+        row = {"system": system, "requests": int(mine.sum()),
+               "shown": int((mine & has_latency & has_metric).sum()),
+               "failed shown": int((mine & has_latency & has_metric & failed).sum()),
+               "left out: failed, no latency": int((mine & ~has_latency & failed).sum()),
+               "left out: no latency": int((mine & ~has_latency & ~failed).sum())}
+        if metric:
+            row[f"left out: no {metric}"] = int((mine & has_latency & ~has_metric).sum())
+        rows.append(row)
+    columns = ["system", "requests", "shown", "failed shown", "left out: failed, no latency", "left out: no latency"]
+    return pd.DataFrame(rows, columns=columns + ([f"left out: no {metric}"] if metric else []))
+
+
+def latency_percentiles(per_query: pd.DataFrame, columns: dict, successful_only: bool = False) -> pd.DataFrame:
+    """Latency percentiles per system and stage from a records report's per-request table,
+    optionally over the successful requests only (``success`` = 1), as LLMPerf's summaries are.
+
+    Parameters
+    ----------
+    per_query : pandas.DataFrame
+        ``system``, the latency columns, and ``success`` when ``successful_only``.
+    columns : dict of str -> str
+        Latency column -> stage name (``{"latency_ms": "end_to_end"}``).
+    successful_only : bool
+        Leave out requests whose ``success`` is not 1 (unknown ones too).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns system, stage, unit, n, mean, p50, p90, p95, p99 (as
+        ``RecordsReport.latency_table``), computed by :func:`evalsuite.latency_summary`.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"system": ["a"] * 3, "latency_ms": [100.0, 200.0, 900.0], "success": [1, 1, 0]})
+    >>> latency_percentiles(table, {"latency_ms": "end_to_end"}, successful_only=True)[["n", "mean", "p50"]]
+       n   mean    p50
+    0  2  150.0  150.0
+    """
+    from ..rag import LATENCY_STATISTICS, latency_summary
+
+    frame = per_query
+    if successful_only:
+        if "success" not in per_query:
+            raise EvalSuiteError("no 'success' column: cannot keep the successful requests only", field="success")
+        frame = per_query[per_query["success"] == 1]
+    rows = []
+    for system in per_query["system"].drop_duplicates().tolist():
+        part = frame[frame["system"] == system]
+        for column, stage in columns.items():
+            values = pa.array(part[column].to_numpy(dtype=np.float64, na_value=np.nan), from_pandas=True)  # NaN: None
+            summary = latency_summary(values, unit="ms")
+            rows.append({"system": system, "stage": stage, "unit": "ms", "n": summary["mean"].params["n_valid"],
+                         **{name: float(summary[name]) for name in LATENCY_STATISTICS}})
+    return pd.DataFrame(rows, columns=["system", "stage", "unit", "n", *LATENCY_STATISTICS])

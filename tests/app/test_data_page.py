@@ -52,3 +52,12 @@ def test_data_page_lists_the_columns_kept_but_not_used():
     assert row["kept, not used"] == "harmfulness"
     assert "factual_correctness(mode=f1) -> factual_correctness" in row["renamed columns"]
     assert row["requests"] == 3
+
+
+def test_upload_boxes_say_both_the_upload_limit_and_what_save_and_share_keeps():
+    import streamlit as st
+
+    at = open_page("data")
+    caption = next(c.value for c in at.caption if "can be uploaded" in c.value)
+    assert f"{st.get_option('server.maxUploadSize'):,} MB can be uploaded" in caption
+    assert "Save and share keeps files of up to 300 MiB each" in caption  # LOCAL_MAX_DATASET_MB

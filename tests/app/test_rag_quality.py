@@ -50,3 +50,11 @@ def test_a_ragas_csv_next_to_the_samples_shows_its_own_scores():
     assert sources.loc["my_ragas", "faithfulness"] == "given in the file"
     assert sources.loc["gpt-4-0613", "faithfulness"] == "computed from the judgements"
     assert not [w.value for w in at.warning]
+
+
+def test_table_success_table_and_chart_list_the_systems_in_one_order():
+    at = open_page("rag_quality", query={"rag_quality_metric": "faithfulness"})
+    order = list(at.dataframe[0].value.index)
+    assert list(at.dataframe[1].value["system"]) == [s for s in order if s in set(at.dataframe[1].value["system"])]
+    chart = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert chart["data"][0]["x"] == order

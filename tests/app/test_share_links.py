@@ -55,6 +55,9 @@ def test_save_and_share_from_the_sidebar_stores_every_file_and_the_view(store_di
 def test_done_hides_the_owner_token():
     at = open_page("overview")
     save_from(at, "share", "once")
+    # Issue 15: the link and the token are one line each (they scroll and have a copy button),
+    # not wrapped over twenty lines of the sidebar.
+    assert len(at.code) == 2 and not any(code.proto.wrap_lines for code in at.code)
     at.button(key="share_result_done").click().run()
     assert not at.code and not at.success
 
