@@ -35,7 +35,7 @@ from .rag import (
     FAILURE_STAGES,
 )
 
-__all__ = ["Records", "read_records", "concat_records", "detect_records_format", "ALIASES", "FIELDS"]
+__all__ = ["Records", "read_records", "concat_records", "detect_records_format", "ALIASES", "FIELDS", "deepeval_rows"]
 
 # Canonical field -> kind of value (docs/records.md).
 FIELDS: dict[str, str] = {
@@ -90,9 +90,10 @@ GIVEN_ONLY_METRICS = {
     "string_present": "RAGAS StringPresence",
     "non_llm_string_similarity": "RAGAS NonLLMStringSimilarity",
     "summary_score": "RAGAS SummarizationScore",
+    "hallucination": "DeepEval HallucinationMetric (share of contexts the output contradicts; lower is better)",
 }
 # Scores where lower is better (the pages say so next to them).
-LOWER_IS_BETTER = frozenset({"noise_sensitivity", "noise_sensitivity_irrelevant"})
+LOWER_IS_BETTER = frozenset({"noise_sensitivity", "noise_sensitivity_irrelevant", "hallucination"})
 FIELDS.update(dict.fromkeys(GIVEN_METRICS, "score"))
 FIELDS.update(dict.fromkeys((m for m in GIVEN_ONLY_METRICS if m not in FIELDS), "score"))
 _LATENCY_FIELD = re.compile(r"^latency_([a-z0-9_]+)_ms$")
@@ -123,6 +124,21 @@ ALIASES: dict[str, str] = {
     "response_relevancy": "answer_relevancy",
     "noise_sensitivity_relevant": "noise_sensitivity",
     "llm_context_precision_without_reference": "context_utilization",
+    # TruLens records (get_records_and_feedback): the RAG triad as its quickstart names it.
+    "record_id": "query_id",
+    "output": "answer",
+    "groundedness": "faithfulness",
+    "answer relevance": "answer_relevancy",
+    "context relevance": "context_relevance",
+}
+# DeepEval metric names (``BaseMetric.__name__``) -> field of their score.
+DEEPEVAL_METRICS = {
+    "Faithfulness": "faithfulness",
+    "Answer Relevancy": "answer_relevancy",
+    "Contextual Precision": "context_precision",
+    "Contextual Recall": "context_recall",
+    "Contextual Relevancy": "context_relevance",
+    "Hallucination": "hallucination",
 }
 # RAGAS versions that name a metric with its mode write columns such as
 # ``factual_correctness(mode=f1)`` or ``noise_sensitivity(mode=irrelevant)``.
@@ -551,6 +567,89 @@ def _ragchecker_row(row: dict) -> dict:
     return out
 
 
+def _snake(name: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "_", name.lower()).strip("_") or "metric"
+
+
+def deepeval_rows(document: dict, source: str = "test run") -> list[dict]:
+    """The test cases of a DeepEval test run (``TestRun.save``: ``{"testCases": [...]}``, or the
+    ``.deepeval/.latest_test_run.json`` wrapper ``{"testRunData": {...}}``) as record rows.
+
+    Each test case gives ``query_id`` (its ``name``), ``question`` (``input``), ``answer``
+    (``actualOutput``), ``reference`` (``expectedOutput``), ``contexts`` (``retrievalContext``),
+    ``success`` (DeepEval's pass/fail: every non-flaky metric met its threshold) and
+    ``latency_ms`` (``completionTime`` seconds x 1000). Each entry of ``metricsData`` gives its
+    score under :data:`DEEPEVAL_METRICS` (``Faithfulness`` -> ``faithfulness`` ...; other
+    metrics, e.g. G-Eval's ``Correctness [GEval]``, under their snake-case name, kept but not
+    used), its ``reason`` as ``<field>_reason`` and an ``error`` as ``<field>_error`` (the score
+    is then missing). DeepEval's ideal ``context`` is kept as ``deepeval_context``.
+
+    Raises
+    ------
+    EvalSuiteError
+        A test case or metric entry that is not an object.
+
+    Examples
+    --------
+    >>> run = {"testCases": [{"name": "test_case_0", "input": "Why?", "actualOutput": "So.", "success": False,
+    ...        "metricsData": [{"name": "Faithfulness", "score": 0.5, "threshold": 0.7, "success": False,
+    ...                         "reason": "One of two claims is unsupported."}]}]}
+    >>> deepeval_rows(run)
+    [{'query_id': 'test_case_0', 'question': 'Why?', 'answer': 'So.', 'success': False, 'faithfulness': 0.5, 'faithfulness_reason': 'One of two claims is unsupported.'}]
+    """
+    if isinstance(document.get("testRunData"), dict):
+        document = document["testRunData"]
+    rows = []
+    for i, case in enumerate(document.get("testCases") or []):
+        if not isinstance(case, dict):
+            raise EvalSuiteError("each DeepEval test case must be an object", source=source, line=i + 1,
+                                 field="testCases", value=case, line_label="item")
+        row = {"query_id": case.get("name") or f"test_case_{case.get('order', i)}"}
+        for key, field_name in (("input", "question"), ("actualOutput", "answer"), ("expectedOutput", "reference"),
+                                ("retrievalContext", "contexts"), ("success", "success"),
+                                ("context", "deepeval_context")):
+            if case.get(key) is not None:
+                row[field_name] = case[key]
+        if isinstance(case.get("completionTime"), (int, float)) and not isinstance(case["completionTime"], bool):
+            row["latency_ms"] = float(case["completionTime"]) * 1000
+        for metric in case.get("metricsData") or []:
+            if not isinstance(metric, dict) or not isinstance(metric.get("name"), str):
+                raise EvalSuiteError("each DeepEval metricsData entry must be an object with a name", source=source,
+                                     line=i + 1, field="metricsData", value=metric, line_label="item")
+            key = DEEPEVAL_METRICS.get(metric["name"]) or _snake(metric["name"])
+            row[key] = None if metric.get("error") else metric.get("score")
+            if metric.get("reason") is not None:
+                row[f"{key}_reason"] = metric["reason"]
+            if metric.get("error"):
+                row[f"{key}_error"] = metric["error"]
+        rows.append(row)
+    return rows
+
+
+def _is_trulens(columns) -> bool:
+    names = set(columns)
+    return "record_id" in names and bool(names & {"app_name", "app_id"}) and bool(names & {"input", "output"})
+
+
+def _trulens_row(row: dict) -> dict:
+    """A row of TruLens's ``get_records_and_feedback()`` frame: ``system`` from ``app_name`` (with
+    ``app_version`` unless it is "base") or ``app_id``, ``latency`` (seconds) as ``latency_ms``."""
+    out = dict(row)
+    if "system" not in out:
+        name, version = out.get("app_name"), out.get("app_version")
+        if name not in (None, ""):
+            out["system"] = str(name) if version in (None, "", "base") else f"{name} {version}"
+        elif out.get("app_id") not in (None, ""):
+            out["system"] = str(out["app_id"])
+    latency = out.pop("latency", None)
+    if latency not in (None, "") and "latency_ms" not in out:
+        try:
+            out["latency_ms"] = float(latency) * 1000
+        except (TypeError, ValueError):
+            raise ValueError(f"latency must be a number of seconds, got {latency!r}") from None
+    return out
+
+
 def _records_from_rows(rows: list, source: str, line_of, label: str, system: str | None,
                        failure_stages: Sequence[str]) -> Records:
     """The exact path: validate Python dicts value by value, then build the Arrow table."""
@@ -558,6 +657,15 @@ def _records_from_rows(rows: list, source: str, line_of, label: str, system: str
         if not isinstance(row, dict):
             raise EvalSuiteError("each record must be an object with named fields", source=source, line=line_of(i),
                                  field=label, value=row, line_label="line" if label == "line" else "row")
+    if rows and _is_trulens({key for row in rows[:1000] for key in row}):
+        converted = []
+        for i, row in enumerate(rows):
+            try:
+                converted.append(_trulens_row(row))
+            except ValueError as exc:
+                raise EvalSuiteError(str(exc), source=source, line=line_of(i), field="latency", value=row.get("latency"),
+                                     line_label="line" if label == "line" else "row") from None
+        rows = converted
     mapped = []
     for i, row in enumerate(rows):
         if not any(key in row for key in ("retrieved_context", "retrieved2response", "retrieved2answer")):
@@ -709,8 +817,8 @@ def _records_from_table(table: pa.Table, source: str, line_of, line_label: str, 
     """The fast path for typed tables (JSONL via pyarrow, Parquet); falls back per column."""
     mapping, extra, warnings = _map_columns(table.column_names)
     _require_record_fields(mapping, table.column_names, source)
-    if any(c in table.column_names for c in ("retrieved_context", "retrieved2response")):
-        return None  # RAGChecker nesting: the row path maps it
+    if any(c in table.column_names for c in ("retrieved_context", "retrieved2response")) or _is_trulens(table.column_names):
+        return None  # RAGChecker nesting, TruLens's app and latency columns: the row path maps them
     arrays: dict[str, pa.Array] = {}
     for original, canonical in mapping.items():
         column = table.column(original)
@@ -895,6 +1003,9 @@ def _read_json(inp, system, failure_stages, limits: ReadLimits) -> Records:
         document = document["results"]  # RAGChecker's input/output files
     elif isinstance(document, dict) and isinstance(document.get("test_cases"), list):
         document = document["test_cases"]  # DeepEval test-case exports
+    elif isinstance(document, dict) and (isinstance(document.get("testCases"), list)
+                                         or isinstance(document.get("testRunData"), dict)):
+        document = deepeval_rows(document, inp.name)  # a DeepEval test run (TestRun.save)
     elif isinstance(document, dict):
         document = _pandas_json_rows(document, inp.name)
     if not isinstance(document, list):

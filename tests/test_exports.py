@@ -58,3 +58,74 @@ def test_ragas_01_column_names_read():
     assert float(scores["answer_correctness"]) == pytest.approx((0.74 + 0.2) / 2, abs=1e-12)
     assert float(scores["answer_similarity"]) == pytest.approx((0.96 + 0.81) / 2, abs=1e-12)
     assert float(scores["faithfulness"]) == 0.5
+
+
+# The metric scores DeepEval's test run holds (deepeval_test_run.json, written by DeepEval 4.3.1).
+DEEPEVAL_SCORES = {
+    "faithfulness": [1.0, 0.5, 1.0],
+    "answer_relevancy": [1.0, 1.0, 0.0],
+    "context_precision": [1.0, 1.0, 0.0],  # Contextual Precision
+    "context_recall": [1.0, 1.0, 0.0],  # Contextual Recall
+}
+
+
+def test_deepeval_test_run_reads_with_scores_reasons_and_pass_fail():
+    records = es.read_records(EXPORTS / "deepeval_test_run.json")
+    table = records.table
+    assert table.column("query_id").to_pylist() == ["test_case_0", "test_case_1", "test_case_2"]
+    assert table.column("contexts").to_pylist()[1] == ["We ship to the US and Canada.", "Canadian orders take 5-7 business days."]
+    assert table.column("reference").to_pylist()[2] == "Yes, PayPal is accepted at checkout."
+    assert table.column("success").to_pylist() == [True, False, False]  # DeepEval's own test pass/fail
+    assert table.column("latency_ms").to_pylist() == [1250.0, 2500.0, None]  # completionTime, seconds
+    assert table.column("faithfulness_reason").to_pylist()[1] == "'in 2 days' and 'for free' contradict the retrieval context."
+    # A G-Eval metric is kept (score, reason, error), not used; its errored score is missing.
+    assert table.column("correctness_geval").to_pylist() == [0.9, 0.2, None]
+    assert table.column("correctness_geval_error").to_pylist()[2] == "RateLimitError: 429 Too Many Requests"
+    assert "correctness_geval" in records.extra_columns
+    report = es.evaluate_records(records)
+    scores = report.scores["deepeval_test_run"]
+    for metric, values in DEEPEVAL_SCORES.items():
+        assert list(scores[metric].per_query) == values, metric
+        assert scores[metric].params["source"] == "given in the file"
+    assert float(report.task_success["deepeval_test_run"]) == pytest.approx(1 / 3)
+
+
+def test_deepeval_latest_test_run_wrapper_reads_the_same():
+    import json
+
+    run = json.loads((EXPORTS / "deepeval_test_run.json").read_text())
+    wrapped = json.dumps({"testRunData": run}).encode()  # .deepeval/.latest_test_run.json
+    records = es.read_records(wrapped, format="json", source_name="latest")
+    assert records.table.column("context_recall").to_pylist() == [1.0, 1.0, 0.0]
+
+
+def test_trulens_records_and_feedback_read_with_the_rag_triad():
+    """TruSession.get_records_and_feedback() saved with to_csv (TruLens 2.16.0 wrote the file)."""
+    records = es.read_records(EXPORTS / "trulens_records.csv")
+    assert records.systems == ["emma_rag v1"]  # app_name and app_version
+    table = records.table
+    assert table.column("question").to_pylist() == ["When was Emma published?", "Who wrote Emma?"]
+    assert table.column("query_id").to_pylist()[0] == "record_hash_fdd93636b317fa23902f28981d35ea38"
+    assert table.column("latency_ms").to_pylist() == pytest.approx([0.346, 0.381], abs=1e-9)  # latency is seconds
+    assert {"record_json", "Groundedness_calls", "cost_json"} <= set(records.extra_columns)
+    report = es.evaluate_records(records)
+    scores = report.scores["emma_rag v1"]
+    assert list(scores["faithfulness"].per_query) == [0.5, 1.0]  # Groundedness
+    assert list(scores["answer_relevancy"].per_query) == [1.0, 1.0]  # Answer Relevance
+    assert list(scores["context_relevance"].per_query) == [0.0, 0.9]  # Context Relevance
+    assert report.params["metric_sources"]["emma_rag v1"]["context_relevance"] == "given in the file"
+
+
+def test_trulens_frame_as_jsonl_and_parquet_reads_the_same():
+    import io
+
+    import pandas as pd
+
+    frame = pd.read_csv(EXPORTS / "trulens_records.csv", index_col=0)
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer)
+    for data in (frame.to_json(orient="records", lines=True).encode(), buffer.getvalue()):
+        records = es.read_records(data, source_name="trulens")
+        assert records.systems == ["emma_rag v1"]
+        assert records.table.column("faithfulness").to_pylist() == [0.5, 1.0]
+        assert records.table.column("latency_ms").to_pylist() == pytest.approx([0.346, 0.381], abs=1e-9)
