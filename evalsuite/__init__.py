@@ -50,6 +50,7 @@ from ._records_eval import RecordsReport, evaluate_records
 from .records import Records, concat_records, detect_records_format, read_records
 from .score import Score
 from ._compare import compare, compare_per_query, compare_records, ComparisonReport
+from .attribution import ATTRIBUTION_RULES, attribute_failures, with_attributed_failures
 
 __version__ = "0.1.0"
 
@@ -99,4 +100,7 @@ __all__ = [
     "compare_per_query",
     "compare_records",
     "ComparisonReport",
+    "attribute_failures",
+    "with_attributed_failures",
+    "ATTRIBUTION_RULES",
 ]
