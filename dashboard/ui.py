@@ -315,6 +315,8 @@ def records_report_of(parts: Sequence, k: int, rel_level: int):
     parsed = tuple(loaders.read_records(f.digest, f.name, f.data) for f in parts)
     digests = tuple(f.digest for f in parts)
     records = parsed[0] if len(parsed) == 1 else loaders.concat_records(digests, parsed)
+    # Failed requests without a given failure_stage get one by the rules of evalsuite.attribution.
+    records = loaders.attributed_records(digests, int(rel_level), records)
     report = loaders.evaluate_records(digests, int(k), int(rel_level), records)
     return records, report
 

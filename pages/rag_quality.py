@@ -58,6 +58,7 @@ def render() -> None:
         success = table[table["metric"] == "success"][["system", "mean", "ci_low", "ci_high", "n_defined"]]
         # Systems in the order of the table above and of the chart (the order they were loaded in).
         success = success.rename(columns={"mean": "success rate", "n_defined": "requests"})
+        success = success[success["requests"] > 0]  # systems whose records say nothing of success: not listed
         st.dataframe(success, hide_index=True, width="stretch",
                      column_config={c: st.column_config.NumberColumn(c, format="%.3f")
                                     for c in ("success rate", "ci_low", "ci_high")})

@@ -32,6 +32,7 @@ __all__ = [
     "rate_by_latency",
     "value_range",
     "rag_metric_bars",
+    "failure_mix_bars",
 ]
 
 # One colour per failure stage, fixed so a stage looks the same in every chart.
@@ -244,3 +245,16 @@ def rag_metric_bars(table: pd.DataFrame, metric: str) -> go.Figure:
     fig.update_yaxes(title=metric, rangemode="tozero")
     fig.update_xaxes(type="category")
     return _layout(fig, f"{metric} per system" + (" (Wilson interval)" if has_ci else ""))
+
+
+def failure_mix_bars(mix: pd.DataFrame, systems: Sequence[str]) -> go.Figure:
+    """Grouped bars of each system's share of failed requests per stage, from
+    :func:`evalsuite.display.failure_mix` (hover: the counts)."""
+    fig = go.Figure()
+    for system in systems:
+        fig.add_trace(go.Bar(x=mix["stage"].tolist(), y=mix[f"{system} share"].to_numpy(), name=_text(system),
+                             customdata=mix[f"{system} count"].to_numpy(),
+                             hovertemplate="%{x}: %{y:.0%} (%{customdata} failed requests)<extra>%{fullData.name}</extra>"))
+    fig.update_yaxes(title="share of failed requests", tickformat=".0%", rangemode="tozero")
+    fig.update_xaxes(type="category", title="failure stage")
+    return _layout(fig, "Failure mix: " + " vs ".join(map(str, systems)), height=340, barmode="group")

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from ..errors import EvalSuiteError
 
-__all__ = ['binned_histogram', 'ecdf_points', 'sample_rows', 'failed_requests', 'quality_vs_latency', 'is_binary', 'rate_by_latency_bin', 'rag_quality_table', 'latency_left_out', 'latency_percentiles']
+__all__ = ['binned_histogram', 'ecdf_points', 'sample_rows', 'failed_requests', 'quality_vs_latency', 'is_binary', 'rate_by_latency_bin', 'rag_quality_table', 'latency_left_out', 'latency_percentiles', 'failure_mix']
 
 
 # ----------------------------------------------------------------------------------------------
@@ -132,7 +132,8 @@ def _stage_key(labels: pd.Series) -> pd.Series:
 
 
 def failed_requests(frame: pd.DataFrame, system: str | None = None, stage: str | None = None,
-                    columns: Sequence[str] = ("system", "query_id", "failure_stage", "error")) -> pd.DataFrame:
+                    columns: Sequence[str] = ("system", "query_id", "failure_stage", "failure_attributed", "failure_rule",
+                                              "failure_reason", "error")) -> pd.DataFrame:
     """The failed requests (a non-null ``failure_stage``) of a records frame, optionally one
     system's and one stage's, with the columns that explain them (those present).
 
@@ -375,3 +376,63 @@ def latency_percentiles(per_query: pd.DataFrame, columns: dict, successful_only:
             rows.append({"system": system, "stage": stage, "unit": "ms", "n": summary["mean"].params["n_valid"],
                          **{name: float(summary[name]) for name in LATENCY_STATISTICS}})
     return pd.DataFrame(rows, columns=["system", "stage", "unit", "n", *LATENCY_STATISTICS])
+
+
+def failure_mix(report, systems: Sequence[str]) -> pd.DataFrame:
+    """How the failure mix shifts between systems: per stage, each system's failed-request count
+    and share of its failed requests, and the shift of the last system's share against the first's.
+
+    Parameters
+    ----------
+    report : RecordsReport
+        From :func:`evalsuite.evaluate_records` (its ``failures``: counts per stage).
+    systems : sequence of str
+        Two (or more) systems of the report, the first the baseline.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per stage of the taxonomy (in taxonomy order): ``stage``, then per system
+        ``<system> count`` and ``<system> share`` (of that system's failed requests; NaN when
+        it has none), then ``shift`` = last share - first share.
+
+    Raises
+    ------
+    EvalSuiteError
+        Fewer than two systems, or a system without failure data.
+
+    Examples
+    --------
+    >>> import evalsuite as es
+    >>> rows = [{"query_id": "1", "system": "a", "failure_stage": "retrieval"},
+    ...         {"query_id": "2", "system": "a", "failure_stage": "generation"},
+    ...         {"query_id": "1", "system": "b", "failure_stage": "generation"}]
+    >>> report = es.evaluate_records(es.Records.from_rows(rows))
+    >>> failure_mix(report, ["a", "b"]).head(3)
+            stage  a count  a share  b count  b share  shift
+    0   retrieval        1      0.5        0      0.0   -0.5
+    1    evidence        0      0.0        0      0.0    0.0
+    2  generation        1      0.5        1      1.0    0.5
+    """
+    systems = list(systems)
+    if len(systems) < 2:
+        raise EvalSuiteError("the failure mix compares at least two systems", field="systems", value=systems)
+    for system in systems:
+        if system not in report.failures:
+            raise EvalSuiteError("no failure data for this system (no failure_stage or success in its records)",
+                                 field="system", value=system)
+    stages = list(report.failures[systems[0]].params["stages"])
+    for system in systems[1:]:
+        stages += [s for s in report.failures[system].params["stages"] if s not in stages]
+    table = pd.DataFrame({"stage": stages})
+    shares = []
+    for system in systems:
+        info = report.failures[system].params["stages"]
+        counts = np.array([info.get(s, {}).get("count", 0) for s in stages], dtype=np.int64)
+        total = counts.sum()
+        share = counts / total if total else np.full(len(stages), np.nan)
+        table[f"{system} count"] = counts
+        table[f"{system} share"] = share
+        shares.append(share)
+    table["shift"] = shares[-1] - shares[0]
+    return table

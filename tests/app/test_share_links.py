@@ -173,7 +173,7 @@ def test_store_that_cannot_be_opened_leaves_everything_else_working(monkeypatch)
     infos = texts(at.info)
     assert any(t.startswith("Save and share is not available") and "sqlite:///" in t for t in infos), infos
     assert all("secret" not in t for t in infos)  # the password is never shown
-    assert not at.error and texts(at.subheader)[1:4] == ["Runs (2)", "Qrels (1)", "Per-request records (2)"]
+    assert not at.error and texts(at.subheader)[1:4] == ["Runs (2)", "Qrels (1)", "Per-request records (4)"]
     at = open_page("overview", query={"ws": new_workspace_id()})
     errors = texts(at.error)
     assert len(errors) == 1 and errors[0].startswith("This shared workspace cannot be opened"), errors
