@@ -149,6 +149,7 @@ def attribute_failures(records: Records, *, rel_level: float = 1) -> pd.DataFram
             wanted = {d for d, g in zip(relevant_ids[i], grades[i] or []) if g is not None and g >= rel_level}
             if wanted:
                 hit = sum(d in wanted for d in retrieved[i])
+        retrieval_judged = not np.isnan(recall[i]) or hit is not None or relevant_judged[i] > 0
         retrieval_missed = recall[i] == 0 or hit == 0 or (relevant_judged[i] > 0 and relevant_share[i] == 0)
         answer_problem = faithful[i] < 1 or in_ref[i] < 1 or covered[i] < 1  # NaN compares False
         if given[i] is not None:
@@ -179,7 +180,7 @@ def attribute_failures(records: Records, *, rel_level: float = 1) -> pd.DataFram
         elif faithful[i] < 1:
             stage, rule = "generation", "unsupported answer claims"
             reason = (f"{int(faith_judged[i] - faith_true[i])} of {int(faith_judged[i])} answer claims not supported "
-                      "by the retrieved context" + ("" if recall[i] == 1 or hit else " (retrieval not judged)"))
+                      "by the retrieved context" + (" (retrieval not judged)" if not retrieval_judged else ""))
         elif in_ref[i] < 1 or covered[i] < 1:
             stage, rule = "generation", "wrong answer"
             parts = []

@@ -90,7 +90,7 @@ def render() -> None:
     with st.expander("How stages are attributed (the rules, in the order they are tried)"):
         rules = pd.DataFrame([{"rule": rule, "stage": stage or "as given", "when": text}
                               for rule, (stage, text) in ATTRIBUTION_RULES.items()])
-        st.dataframe(rules, hide_index=True, width="stretch")
+        st.table(rules.set_index("rule"))  # a static table: a grid in a closed expander is never drawn
         st.caption("A request has failed when a failure_stage is given, when success is false, or - success unknown - "
                    "when it has an error text or a judgement that shows a problem (docs/records.md).")
 

@@ -49,6 +49,8 @@ def test_reasons_carry_the_requests_numbers():
         "context recall 0.33: 1 of 3 reference claims supported by the retrieved context")
     assert _one({"success": False, "answer_claims_supported": [True, False, False]})["reason"] == (
         "2 of 3 answer claims not supported by the retrieved context (retrieval not judged)")
+    assert _one({"success": False, "contexts": ["c"], "context_relevant": [True], "answer_claims_supported": [False]}
+                )["reason"] == "1 of 1 answer claims not supported by the retrieved context"  # retrieval judged: fine
     assert _one({"success": False, "context_ids": ["a", "b"], "relevant_ids": ["c"]})["reason"] == (
         "none of 1 relevant ids among the 2 retrieved")
 

@@ -58,8 +58,8 @@ def test_the_samples_fail_at_several_stages_and_each_request_shows_its_rule():
             assert row["reason"] == "none of 1 judged retrieved chunks is relevant"
         else:
             assert (row["failure_stage"], row["rule"]) == ("generation", "unsupported answer claims")
-    rules = next(d.value for d in at.dataframe if "when" in d.value.columns)
-    assert rules["rule"].tolist()[0] == "given" and len(rules) == 9
+    rules = at.table[0].value
+    assert rules.index.tolist()[0] == "given" and len(rules) == 9
 
 
 def test_ragchecker_sample_shows_an_evidence_failure():
