@@ -35,6 +35,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .errors import EvalSuiteError
 from .rag import FAILURE_STAGES, _Lists
@@ -67,10 +68,6 @@ def _shares(table: pa.Table, name: str, n: int):
         return np.full(n, np.nan), np.zeros(n), np.zeros(n)
     lists = _Lists(table.column(name).combine_chunks())
     return lists.share(), lists.judged, lists.total
-
-
-def _column(table: pa.Table, name: str, n: int) -> list:
-    return table.column(name).to_pylist() if name in table.column_names else [None] * n
 
 
 def attribute_failures(records: Records, *, rel_level: float = 1) -> pd.DataFrame:
@@ -134,55 +131,67 @@ def attribute_failures(records: Records, *, rel_level: float = 1) -> pd.DataFram
     in_ref, in_ref_judged, in_ref_true = _shares(table, "answer_claims_in_reference", n)
     covered, covered_judged, covered_true = _shares(table, "reference_claims_in_answer", n)
     relevant_share, relevant_judged, _ = _shares(table, "context_relevant", n)
-    given = _column(table, "failure_stage", n)
-    success = _column(table, "success", n)
-    errors = _column(table, "error", n)
-    retrieved = _column(table, "context_ids", n)
-    relevant_ids = _column(table, "relevant_ids", n)
-    grades = _column(table, "relevant_grades", n)
-    rows = []
-    for i in range(n):
-        reason = rule = stage = None
-        error = errors[i] if isinstance(errors[i], str) and errors[i].strip() else None
-        hit = None
-        if retrieved[i] is not None and relevant_ids[i] is not None:
-            wanted = {d for d, g in zip(relevant_ids[i], grades[i] or []) if g is not None and g >= rel_level}
-            if wanted:
-                hit = sum(d in wanted for d in retrieved[i])
-        retrieval_judged = not np.isnan(recall[i]) or hit is not None or relevant_judged[i] > 0
-        retrieval_missed = recall[i] == 0 or hit == 0 or (relevant_judged[i] > 0 and relevant_share[i] == 0)
-        answer_problem = faithful[i] < 1 or in_ref[i] < 1 or covered[i] < 1  # NaN compares False
-        if given[i] is not None:
-            failed = True
-        elif success[i] is not None:
-            failed = not success[i]
-        else:
-            failed = bool(error) or retrieval_missed or answer_problem
-        if given[i] is not None:
-            stage, rule, reason = given[i].strip().lower(), "given", f"failure_stage {given[i]!r} given in the records"
-        elif not failed:
-            pass
-        elif error and ORCHESTRATION_ERROR.search(error):
-            stage, rule, reason = "orchestration", "error text", f"error text: {error[:200]}"
-        elif recall[i] == 0:
-            stage, rule = "retrieval", "context recall 0"
+    wanted, hits, n_retrieved = _relevant_hits(table, n, rel_level)
+    given = _strings(table, "failure_stage", n)
+    has_given = given.is_valid().to_numpy(zero_copy_only=False)
+    if "success" in table.column_names:
+        success_col = table.column("success").combine_chunks()
+        success_known = success_col.is_valid().to_numpy(zero_copy_only=False)
+        succeeded = success_col.fill_null(False).to_numpy(zero_copy_only=False).astype(bool)
+    else:
+        success_known, succeeded = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    errors = _strings(table, "error", n)
+    has_error = pc.fill_null(pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(errors)), 0), False).to_numpy(
+        zero_copy_only=False)
+    orchestration = has_error & pc.fill_null(pc.match_substring_regex(errors, ORCHESTRATION_ERROR.pattern,
+                                                                      ignore_case=True), False).to_numpy(zero_copy_only=False)
+    no_hit = (wanted > 0) & (hits == 0) & (n_retrieved >= 0)
+    no_relevant_chunk = (relevant_judged > 0) & (relevant_share == 0)
+    with np.errstate(invalid="ignore"):
+        recall_zero = recall == 0
+        recall_partial = (recall > 0) & (recall < 1)
+        unsupported = faithful < 1
+        wrong = (in_ref < 1) | (covered < 1)
+    retrieval_judged = ~np.isnan(recall) | (wanted > 0) | (relevant_judged > 0)
+    problem = recall_zero | no_hit | no_relevant_chunk | unsupported | wrong
+    failed = has_given | np.where(success_known, ~succeeded, has_error | problem)
+    # The rules in order: the first that applies decides (np.select takes the first true condition).
+    conditions = [has_given, ~failed, orchestration, recall_zero, no_hit, no_relevant_chunk, recall_partial,
+                  unsupported, wrong]
+    rules = ["given", None, "error text", "context recall 0", "no relevant id retrieved", "no relevant chunk",
+             "partial context recall", "unsupported answer claims", "wrong answer"]
+    choice = np.select(conditions, np.arange(len(conditions)), default=len(conditions))
+    rule_names = rules + ["unexplained"]
+    given_list = given.to_pylist()
+    error_list = None
+    rule_col: list = [None] * n
+    stage_col: list = [None] * n
+    reason_col: list = [None] * n
+    for i in np.flatnonzero(choice != 1).tolist():
+        rule = rule_names[choice[i]]
+        rule_col[i] = rule
+        if rule == "given":
+            stage_col[i] = given_list[i].strip().lower()
+            reason_col[i] = f"failure_stage {given_list[i]!r} given in the records"
+            continue
+        stage_col[i] = ATTRIBUTION_RULES[rule][0]
+        if rule == "error text" or rule == "unexplained":
+            error_list = errors.to_pylist() if error_list is None else error_list
+        if rule == "error text":
+            reason = f"error text: {error_list[i][:200]}"
+        elif rule == "context recall 0":
             reason = f"context recall 0: 0 of {int(recall_judged[i])} reference claims supported by the retrieved context"
-        elif hit == 0:
-            stage, rule = "retrieval", "no relevant id retrieved"
-            reason = f"none of {len(wanted)} relevant ids among the {len(retrieved[i])} retrieved"
-        elif relevant_judged[i] > 0 and relevant_share[i] == 0:
-            stage, rule = "retrieval", "no relevant chunk"
+        elif rule == "no relevant id retrieved":
+            reason = f"none of {int(wanted[i])} relevant ids among the {int(n_retrieved[i])} retrieved"
+        elif rule == "no relevant chunk":
             reason = f"none of {int(relevant_judged[i])} judged retrieved chunks is relevant"
-        elif 0 < recall[i] < 1:
-            stage, rule = "evidence", "partial context recall"
+        elif rule == "partial context recall":
             reason = (f"context recall {recall[i]:.2f}: {int(recall_true[i])} of {int(recall_judged[i])} reference "
                       "claims supported by the retrieved context")
-        elif faithful[i] < 1:
-            stage, rule = "generation", "unsupported answer claims"
+        elif rule == "unsupported answer claims":
             reason = (f"{int(faith_judged[i] - faith_true[i])} of {int(faith_judged[i])} answer claims not supported "
-                      "by the retrieved context" + (" (retrieval not judged)" if not retrieval_judged else ""))
-        elif in_ref[i] < 1 or covered[i] < 1:
-            stage, rule = "generation", "wrong answer"
+                      "by the retrieved context" + ("" if retrieval_judged[i] else " (retrieval not judged)"))
+        elif rule == "wrong answer":
             parts = []
             if in_ref[i] < 1:
                 parts.append(f"{int(in_ref_judged[i] - in_ref_true[i])} of {int(in_ref_judged[i])} answer claims not in "
@@ -192,16 +201,54 @@ def attribute_failures(records: Records, *, rel_level: float = 1) -> pd.DataFram
                              "missing from the answer")
             reason = "; ".join(parts)
         else:
-            stage, rule = "other", "unexplained"
+            error = error_list[i] if has_error[i] else None
             reason = (f"failed, error text: {error[:200]}" if error else
                       "failed (success false) and no judgement or error explains it")
-        rows.append({"failed": failed, "stage": stage, "attributed": rule not in (None, "given"), "rule": rule,
-                     "reason": reason})
-    columns = {"system": table.column("system").to_pylist(), "query_id": table.column("query_id").to_pylist()}
-    for name in ("failed", "stage", "attributed", "rule", "reason"):
-        values = [row[name] for row in rows]
-        columns[name] = np.array(values, dtype=bool) if name in ("failed", "attributed") else pd.Series(values, dtype=object)
-    return pd.DataFrame(columns)
+        reason_col[i] = reason
+    attributed = (choice != 0) & (choice != 1)
+    return pd.DataFrame({
+        "system": table.column("system").to_pylist(),
+        "query_id": table.column("query_id").to_pylist(),
+        "failed": failed.astype(bool),
+        "stage": pd.Series(stage_col, dtype=object),
+        "attributed": attributed,
+        "rule": pd.Series(rule_col, dtype=object),
+        "reason": pd.Series(reason_col, dtype=object),
+    })
+
+
+def _strings(table: pa.Table, name: str, n: int) -> pa.Array:
+    if name in table.column_names:
+        return table.column(name).combine_chunks().cast(pa.string())
+    return pa.nulls(n, pa.string())
+
+
+def _relevant_hits(table: pa.Table, n: int, rel_level: float):
+    """Per row: relevant ids (grade >= rel_level), how many of them are among ``context_ids``, and
+    the number retrieved; (0, 0, -1) where either list is missing."""
+    wanted = np.zeros(n, dtype=np.int64)
+    hits = np.zeros(n, dtype=np.int64)
+    n_retrieved = np.full(n, -1, dtype=np.int64)
+    if "context_ids" not in table.column_names or "relevant_ids" not in table.column_names:
+        return wanted, hits, n_retrieved
+    retrieved = table.column("context_ids").combine_chunks()
+    relevant = table.column("relevant_ids").combine_chunks()
+    grades = table.column("relevant_grades").combine_chunks()
+    both = retrieved.is_valid().to_numpy(zero_copy_only=False) & relevant.is_valid().to_numpy(zero_copy_only=False)
+    rel_parent = pc.list_parent_indices(relevant).to_numpy(zero_copy_only=False).astype(np.int64)
+    flat_grades = pc.list_flatten(grades).cast(pa.float64()).fill_null(-np.inf).to_numpy(zero_copy_only=False)
+    keep = (flat_grades >= rel_level) & both[rel_parent]
+    wanted = np.bincount(rel_parent[keep], minlength=n).astype(np.int64)
+    n_retrieved = np.where(both, pc.list_value_length(retrieved).fill_null(0).to_numpy(zero_copy_only=False), -1)
+    # Membership per row on the (row, id) pairs: a join of two small tables.
+    ret = pa.table({"row": pc.list_parent_indices(retrieved), "id": pc.list_flatten(retrieved)})
+    rel = pa.table({"row": pa.array(rel_parent[keep]), "id": pc.list_flatten(relevant).filter(pa.array(keep))})
+    if rel.num_rows and ret.num_rows:
+        ret = ret.group_by(["row", "id"]).aggregate([])  # an id listed twice counts once
+        joined = ret.join(rel.group_by(["row", "id"]).aggregate([]), keys=["row", "id"], join_type="inner")
+        rows = joined.column("row").to_numpy().astype(np.int64)
+        hits = np.bincount(rows, minlength=n).astype(np.int64)
+    return wanted, hits, n_retrieved
 
 
 def with_attributed_failures(records: Records, *, rel_level: float = 1,

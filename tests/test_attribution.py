@@ -110,3 +110,55 @@ def test_with_attributed_failures_feeds_the_failure_shares():
         es.with_attributed_failures(records, failure_stages=("retrieval", "generation"))
     with pytest.raises(es.EvalSuiteError):
         es.attribute_failures(rows)
+
+
+def test_the_vectorised_rules_equal_a_record_by_record_reading_on_random_records():
+    """Random records through attribute_failures against the rules applied one record at a time
+    in plain Python (the reference reading of docs/records.md)."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    rows = []
+    for i in range(400):
+        row = {"query_id": str(i)}
+        if rng.random() < 0.7:
+            row["success"] = bool(rng.random() < 0.5)
+        if rng.random() < 0.6:
+            row["reference_claims_supported"] = [bool(x) for x in rng.random(rng.integers(0, 4)) < 0.5]
+        if rng.random() < 0.6:
+            row["answer_claims_supported"] = [bool(x) for x in rng.random(rng.integers(0, 4)) < 0.7]
+        if rng.random() < 0.5:
+            row["context_ids"] = [f"d{j}" for j in rng.choice(20, 4, replace=False)]
+            row["relevant_ids"] = {f"d{j}": int(rng.integers(0, 3)) for j in rng.choice(20, 2, replace=False)}
+        if rng.random() < 0.2:
+            row["error"] = str(rng.choice(["Request timed out", "bad answer", "HTTP 503 Service Unavailable"]))
+        rows.append(row)
+    frame = es.attribute_failures(es.Records.from_rows(rows, system="s"))
+
+    def share(values):
+        judged = [v for v in values or [] if v is not None]
+        return sum(judged) / len(judged) if judged else None
+
+    for row, got in zip(rows, frame.itertuples()):
+        recall, faithful = share(row.get("reference_claims_supported")), share(row.get("answer_claims_supported"))
+        wanted = {d for d, g in row.get("relevant_ids", {}).items() if g >= 1}
+        hit = sum(d in wanted for d in row["context_ids"]) if wanted else None
+        missed = recall == 0 or hit == 0
+        problem = missed or (faithful is not None and faithful < 1)
+        error = row.get("error")
+        failed = (not row["success"]) if "success" in row else bool(error) or problem
+        if not failed:
+            expected = None
+        elif error and error != "bad answer":
+            expected = "error text"
+        elif recall == 0:
+            expected = "context recall 0"
+        elif hit == 0:
+            expected = "no relevant id retrieved"
+        elif recall is not None and 0 < recall < 1:
+            expected = "partial context recall"
+        elif faithful is not None and faithful < 1:
+            expected = "unsupported answer claims"
+        else:
+            expected = "unexplained"
+        assert (got.failed, got.rule) == (failed, expected), row
