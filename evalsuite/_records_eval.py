@@ -225,6 +225,38 @@ def _choose_sources(table: pa.Table, out: dict, warnings: list, given: list, sou
             given.append(metric)
 
 
+def _declared_scores(records: Records, out: dict, warnings: list, given: list, sources: dict) -> None:
+    """Scores the exporting tool declares beyond the fields (``Records.score_columns``: a DeepEval
+    G-Eval metric, a TruLens feedback of the user's own), used as given when they are numbers in
+    0..1 (NaN = undefined); otherwise left unused, with a warning."""
+    table = records.table
+    systems = table.column("system").to_numpy(zero_copy_only=False)
+    for name in records.score_columns:
+        if name in out or name not in table.column_names:
+            continue
+        column = table.column(name).combine_chunks()
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):  # CSV cells, as read
+            try:
+                column = pc.cast(pc.if_else(pc.equal(pc.utf8_trim_whitespace(column), ""), None, column), pa.float64())
+            except pa.ArrowInvalid:
+                pass
+        if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type) or pa.types.is_null(column.type)):
+            warnings.append(f"{name}: a score column that does not hold numbers; not used")
+            continue
+        values = column.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        finite = values[~np.isnan(values)]
+        if finite.size == 0:
+            continue
+        if finite.min() < 0 or finite.max() > 1:
+            warnings.append(f"{name}: scores outside 0..1 ({finite.min():g} to {finite.max():g}); not used")
+            continue
+        out[name] = values
+        given.append(name)
+        for system in pd.unique(systems).tolist():
+            if (~np.isnan(values[systems == system])).any():
+                sources.setdefault(system, {})[name] = "given in the file"
+
+
 def _source_of(sources: dict, system: str, metric: str) -> str:
     """Where a system's value of a metric comes from (ranking metrics and success: the records)."""
     found = sources.get(system, {}).get(metric)
@@ -396,6 +428,7 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
     given: list[str] = []
     sources: dict[str, dict[str, str]] = {}
     values = _per_record_metrics(table, compat, k, rel_level, warnings, given, sources)
+    _declared_scores(records, values, warnings, given, sources)
     latencies = _latency_columns(table)
     systems = table.column("system").to_numpy(zero_copy_only=False)
     query_ids = table.column("query_id").to_numpy(zero_copy_only=False)

@@ -387,6 +387,10 @@ class Records:
         Column names of the file that were mapped to canonical fields.
     extra_columns : list of str
         Columns that are not record fields, kept as read.
+    score_columns : list of str
+        Those of ``extra_columns`` that the tool that wrote the file declares as per-request
+        scores (a DeepEval G-Eval metric, a TruLens feedback of the user's own): shown as given
+        values when they are numbers in 0..1.
 
     Build one with :func:`read_records`, :meth:`from_rows` or :meth:`from_dataframe`; they
     validate every value and raise :class:`EvalSuiteError` naming the row, field and value.
@@ -412,12 +416,13 @@ class Records:
     """
 
     def __init__(self, table: pa.Table, *, source: str | None = None, warnings=(), aliases=None,
-                 extra_columns=(), line_of=None) -> None:
+                 extra_columns=(), line_of=None, score_columns=()) -> None:
         self.table = table
         self.source = source
         self.warnings = list(warnings)
         self.aliases = dict(aliases or {})
         self.extra_columns = list(extra_columns)
+        self.score_columns = [c for c in score_columns if c in self.extra_columns]
         self._line_of = line_of or (lambda row: None)
         self._frame: pd.DataFrame | None = None
 
@@ -454,7 +459,7 @@ class Records:
         """The records of one system."""
         mask = pc.equal(self.table.column("system"), system)
         return Records(self.table.filter(mask), source=self.source, warnings=self.warnings, aliases=self.aliases,
-                       extra_columns=self.extra_columns)
+                       extra_columns=self.extra_columns, score_columns=self.score_columns)
 
     @classmethod
     def from_rows(cls, rows: Sequence[Mapping[str, Any]], *, source: str = "records", system: str | None = None,
@@ -626,6 +631,25 @@ def deepeval_rows(document: dict, source: str = "test run") -> list[dict]:
     return rows
 
 
+def _deepeval_score_keys(document: dict) -> list[str]:
+    """The columns :func:`deepeval_rows` writes for metrics without a field of their own (G-Eval ...)."""
+    if isinstance(document.get("testRunData"), dict):
+        document = document["testRunData"]
+    keys = {}
+    for case in document.get("testCases") or []:
+        for metric in (case.get("metricsData") or []) if isinstance(case, dict) else []:
+            if isinstance(metric, dict) and isinstance(metric.get("name"), str) and metric["name"] not in DEEPEVAL_METRICS:
+                keys[_snake(metric["name"])] = None
+    return list(keys)
+
+
+def _trulens_feedbacks(columns) -> list[str]:
+    """TruLens feedback columns: each has a ``<name>_calls`` column beside it (the RAG triad's are
+    mapped to fields; the others are declared scores)."""
+    names = list(columns)
+    return [c for c in names if f"{c}_calls" in names]
+
+
 def _is_trulens(columns) -> bool:
     names = set(columns)
     return "record_id" in names and bool(names & {"app_name", "app_id"}) and bool(names & {"input", "output"})
@@ -657,7 +681,9 @@ def _records_from_rows(rows: list, source: str, line_of, label: str, system: str
         if not isinstance(row, dict):
             raise EvalSuiteError("each record must be an object with named fields", source=source, line=line_of(i),
                                  field=label, value=row, line_label="line" if label == "line" else "row")
+    feedbacks: list[str] = []
     if rows and _is_trulens({key for row in rows[:1000] for key in row}):
+        feedbacks = _trulens_feedbacks(dict.fromkeys(key for row in rows[:1000] for key in row))
         converted = []
         for i, row in enumerate(rows):
             try:
@@ -703,8 +729,11 @@ def _records_from_rows(rows: list, source: str, line_of, label: str, system: str
             arrays[col] = pa.array([row.get(col) for row in rows])
         except (pa.ArrowException, OverflowError):  # mixed types, or integers wider than 64 bits
             arrays[col] = pa.array([None if row.get(col) is None else json.dumps(row.get(col)) for row in rows], pa.string())
-    return _finish_records(arrays, len(rows), source, line_of, warnings, mapping, extra, system, failure_stages,
-                           "line" if label == "line" else "row")
+    records = _finish_records(arrays, len(rows), source, line_of, warnings, mapping, extra, system, failure_stages,
+                              "line" if label == "line" else "row")
+    if feedbacks:
+        records.score_columns = [c for c in feedbacks if c in records.extra_columns]
+    return records
 
 
 def _finish_records(arrays: dict, n_rows: int, source: str, line_of, warnings: list, mapping: dict, extra: list,
@@ -999,12 +1028,14 @@ def _read_jsonl(inp, system, failure_stages, limits: ReadLimits) -> Records:
 
 def _read_json(inp, system, failure_stages, limits: ReadLimits) -> Records:
     document = json_load(inp.data.decode("utf-8"), inp.name)
+    scores: list[str] = []
     if isinstance(document, dict) and isinstance(document.get("results"), list):
         document = document["results"]  # RAGChecker's input/output files
     elif isinstance(document, dict) and isinstance(document.get("test_cases"), list):
         document = document["test_cases"]  # DeepEval test-case exports
     elif isinstance(document, dict) and (isinstance(document.get("testCases"), list)
                                          or isinstance(document.get("testRunData"), dict)):
+        scores = _deepeval_score_keys(document)
         document = deepeval_rows(document, inp.name)  # a DeepEval test run (TestRun.save)
     elif isinstance(document, dict):
         document = _pandas_json_rows(document, inp.name)
@@ -1017,7 +1048,11 @@ def _read_json(inp, system, failure_stages, limits: ReadLimits) -> Records:
         if isinstance(row, dict):
             keys.update(row)
     check_columns(len(keys), limits, inp.name)
-    return _records_from_rows(document, inp.name, lambda r: None if r is None else r + 1, "item", system, failure_stages)
+    records = _records_from_rows(document, inp.name, lambda r: None if r is None else r + 1, "item", system,
+                                 failure_stages)
+    if scores:
+        records.score_columns = [c for c in scores if c in records.extra_columns]
+    return records
 
 
 def _pandas_json_rows(document: dict, source: str):
@@ -1225,7 +1260,8 @@ def concat_records(parts: Sequence[Records]) -> Records:
     combined = Records(table, source=", ".join(str(p.source) for p in parts),
                        warnings=[w for p in parts for w in p.warnings],
                        aliases={k: v for p in parts for k, v in p.aliases.items()},
-                       extra_columns=sorted({c for p in parts for c in p.extra_columns}))
+                       extra_columns=sorted({c for p in parts for c in p.extra_columns}),
+                       score_columns=sorted({c for p in parts for c in p.score_columns}))
     keys = pd.DataFrame({"s": table.column("system").to_pandas(), "q": table.column("query_id").to_pandas()})
     dup = keys.duplicated()
     if dup.any():

@@ -88,6 +88,11 @@ def test_deepeval_test_run_reads_with_scores_reasons_and_pass_fail():
         assert list(scores[metric].per_query) == values, metric
         assert scores[metric].params["source"] == "given in the file"
     assert float(report.task_success["deepeval_test_run"]) == pytest.approx(1 / 3)
+    # The G-Eval score is shown as given: DeepEval's 0.9 and 0.2; the errored one is undefined.
+    assert records.score_columns == ["correctness_geval"]
+    geval = scores["correctness_geval"]
+    assert float(geval) == pytest.approx(0.55, abs=1e-12) and geval.params["coverage"] == pytest.approx(2 / 3)
+    assert geval.params["source"] == "given in the file"
 
 
 def test_deepeval_latest_test_run_wrapper_reads_the_same():
@@ -129,3 +134,35 @@ def test_trulens_frame_as_jsonl_and_parquet_reads_the_same():
         assert records.systems == ["emma_rag v1"]
         assert records.table.column("faithfulness").to_pylist() == [0.5, 1.0]
         assert records.table.column("latency_ms").to_pylist() == pytest.approx([0.346, 0.381], abs=1e-9)
+
+
+def test_a_trulens_feedback_of_the_users_own_is_shown_as_given():
+    """A feedback column has a `<name>_calls` column beside it in TruLens's frame: a custom one
+    (here "Conciseness") is a declared score; an unrelated numeric column is not."""
+    import io
+
+    import pandas as pd
+
+    frame = pd.read_csv(EXPORTS / "trulens_records.csv", index_col=0)
+    frame["Conciseness"] = [0.25, 0.75]
+    frame["Conciseness_calls"] = ["[{'args': {}, 'ret': 0.25}]", "[{'args': {}, 'ret': 0.75}]"]
+    records = es.read_records(frame.to_csv().encode(), format="csv", source_name="trulens.csv")
+    assert records.score_columns == ["Conciseness"]
+    assert "total_tokens" in records.extra_columns and "total_tokens" not in records.score_columns
+    report = es.evaluate_records(records)
+    assert float(report.scores["emma_rag v1"]["Conciseness"]) == 0.5
+    assert "total_tokens" not in report.metrics
+    # Through the isolated reader (as the dashboard reads) the declaration survives.
+    isolated = es.read_records(frame.to_csv().encode(), format="csv", source_name="trulens.csv", isolate=True)
+    assert isolated.score_columns == ["Conciseness"]
+
+
+def test_a_declared_score_outside_the_unit_interval_is_not_used():
+    import json
+
+    run = json.loads((EXPORTS / "deepeval_test_run.json").read_text())
+    run["testCases"][0]["metricsData"][4]["score"] = 7.0  # a G-Eval on a 0..10 scale, say
+    records = es.read_records(json.dumps(run).encode(), format="json", source_name="run")
+    report = es.evaluate_records(records)
+    assert "correctness_geval" not in report.metrics
+    assert any("correctness_geval: scores outside 0..1" in w for w in report.warnings)

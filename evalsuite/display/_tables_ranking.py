@@ -64,7 +64,8 @@ def describe_records(records, format: str) -> dict:
         "fields": ", ".join(records.fields),
         "systems": ", ".join(map(str, records.systems)),
         "renamed columns": ", ".join(f"{k} -> {v}" for k, v in dict(records.aliases).items()),
-        "kept, not used": ", ".join(map(str, records.extra_columns)),
+        "kept, not used": ", ".join(str(c) for c in records.extra_columns if c not in records.score_columns),
+        "scores declared by the tool": ", ".join(map(str, records.score_columns)),
         "warnings": "; ".join(records.warnings),
     }
 
