@@ -15,7 +15,7 @@ _UPLOADERS = (
     ("qrels", "Qrels", "TREC (query iteration doc grade), CSV, TSV, JSON, JSONL or Parquet."),
     ("records", "Per-request records",
      "JSONL, JSON, CSV or Parquet, one row per request: RAGAS results (to_pandas() saved to CSV, JSON, JSONL or "
-     "Parquet), DeepEval test runs, TruLens and Phoenix evaluation exports, RAGChecker files."),
+     "Parquet), DeepEval test runs, TruLens records with feedback, RAGChecker files."),
 )
 
 
