@@ -130,7 +130,11 @@ ALIASES: dict[str, str] = {
     "groundedness": "faithfulness",
     "answer relevance": "answer_relevancy",
     "context relevance": "context_relevance",
+    # Phoenix (Arize) span frames.
+    "context.span_id": "query_id",
 }
+# Phoenix evaluator names (phoenix.evals metrics) -> field of their score.
+PHOENIX_METRICS = {"faithfulness": "faithfulness", "hallucination": "hallucination"}
 # DeepEval metric names (``BaseMetric.__name__``) -> field of their score.
 DEEPEVAL_METRICS = {
     "Faithfulness": "faithfulness",
@@ -650,6 +654,73 @@ def _trulens_feedbacks(columns) -> list[str]:
     return [c for c in names if f"{c}_calls" in names]
 
 
+def _literal_mapping(text: str):
+    """A Python dict repr of plain values (pandas writes a Phoenix Score dict so), read without
+    evaluating anything: keys strings; values strings, numbers, booleans, None, or one level of
+    such dicts and lists (``metadata``). None if the text is not one."""
+    import ast
+
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+    def plain(node, depth: int) -> bool:
+        if isinstance(node, ast.Constant):
+            return type(node.value) in _LITERAL_CONSTANTS
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return isinstance(node.operand, ast.Constant) and type(node.operand.value) in (int, float)
+        if depth == 0:
+            return False
+        if isinstance(node, ast.List):
+            return all(plain(e, depth - 1) for e in node.elts)
+        if isinstance(node, ast.Dict):
+            return all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys) and all(
+                plain(v, depth - 1) for v in node.values)
+        return False
+
+    if not isinstance(tree.body, ast.Dict) or not plain(tree.body, 2):
+        return None
+    return ast.literal_eval(tree.body)
+
+
+def _phoenix_evaluations(columns) -> list[str]:
+    """Evaluator names of a frame from phoenix.evals ``evaluate_dataframe``: each writes
+    ``<name>_score`` (a Score) next to ``<name>_execution_details``."""
+    names = set(columns)
+    return [c[:-len("_score")] for c in columns
+            if c.endswith("_score") and f"{c[:-len('_score')]}_execution_details" in names]
+
+
+def _phoenix_row(row: dict, evaluations: list[str]) -> dict:
+    """Each ``<name>_score`` Score (a dict, or its JSON or Python repr as to_csv writes it) as its
+    ``score`` under the field of :data:`PHOENIX_METRICS` or ``<name>``, with ``<name>_label`` and
+    ``<name>_explanation``; a one-document ``context`` string as ``contexts``."""
+    out = dict(row)
+    for name in evaluations:
+        cell = out.pop(f"{name}_score", None)
+        if isinstance(cell, str) and cell.strip():
+            text = cell.strip()
+            try:
+                cell = json.loads(text)
+            except ValueError:
+                cell = _literal_mapping(text)
+            if cell is None:
+                raise ValueError(f"{name}_score must hold a Phoenix Score (a dict with a score), got {text[:80]!r}")
+        if isinstance(cell, str) or cell is None:
+            cell = {}
+        if not isinstance(cell, dict):
+            raise ValueError(f"{name}_score must hold a Phoenix Score (a dict with a score), got {cell!r}")
+        key = PHOENIX_METRICS.get(name, name)
+        out[key] = cell.get("score")
+        for part in ("label", "explanation"):
+            if cell.get(part) is not None:
+                out[f"{name}_{part}"] = cell[part]
+    if isinstance(out.get("context"), str) and "contexts" not in out:
+        out["contexts"] = [out.pop("context")]
+    return out
+
+
 def _is_trulens(columns) -> bool:
     names = set(columns)
     return "record_id" in names and bool(names & {"app_name", "app_id"}) and bool(names & {"input", "output"})
@@ -682,6 +753,17 @@ def _records_from_rows(rows: list, source: str, line_of, label: str, system: str
             raise EvalSuiteError("each record must be an object with named fields", source=source, line=line_of(i),
                                  field=label, value=row, line_label="line" if label == "line" else "row")
     feedbacks: list[str] = []
+    evaluations = _phoenix_evaluations(list(dict.fromkeys(key for row in rows[:1000] for key in row)))
+    if evaluations:
+        converted = []
+        for i, row in enumerate(rows):
+            try:
+                converted.append(_phoenix_row(row, evaluations))
+            except ValueError as exc:
+                raise EvalSuiteError(str(exc), source=source, line=line_of(i), field=str(exc).split(" ", 1)[0],
+                                     line_label="line" if label == "line" else "row") from None
+        rows = converted
+        feedbacks = [e for e in evaluations if e not in PHOENIX_METRICS]
     if rows and _is_trulens({key for row in rows[:1000] for key in row}):
         feedbacks = _trulens_feedbacks(dict.fromkeys(key for row in rows[:1000] for key in row))
         converted = []
@@ -846,7 +928,8 @@ def _records_from_table(table: pa.Table, source: str, line_of, line_label: str, 
     """The fast path for typed tables (JSONL via pyarrow, Parquet); falls back per column."""
     mapping, extra, warnings = _map_columns(table.column_names)
     _require_record_fields(mapping, table.column_names, source)
-    if any(c in table.column_names for c in ("retrieved_context", "retrieved2response")) or _is_trulens(table.column_names):
+    if any(c in table.column_names for c in ("retrieved_context", "retrieved2response")) or _is_trulens(table.column_names) \
+            or _phoenix_evaluations(table.column_names):
         return None  # RAGChecker nesting, TruLens's app and latency columns: the row path maps them
     arrays: dict[str, pa.Array] = {}
     for original, canonical in mapping.items():

@@ -15,7 +15,8 @@ _UPLOADERS = (
     ("qrels", "Qrels", "TREC (query iteration doc grade), CSV, TSV, JSON, JSONL or Parquet."),
     ("records", "Per-request records",
      "JSONL, JSON, CSV or Parquet, one row per request: RAGAS results (to_pandas() saved to CSV, JSON, JSONL or "
-     "Parquet), DeepEval test runs, TruLens records with feedback, RAGChecker files."),
+     "Parquet), DeepEval test runs, TruLens records with feedback, Phoenix evaluate_dataframe results, "
+     "RAGChecker files."),
 )
 
 

@@ -166,3 +166,32 @@ def test_a_declared_score_outside_the_unit_interval_is_not_used():
     report = es.evaluate_records(records)
     assert "correctness_geval" not in report.metrics
     assert any("correctness_geval: scores outside 0..1" in w for w in report.warnings)
+
+
+def test_phoenix_evaluate_dataframe_results_read_with_their_scores():
+    """phoenix.evals evaluate_dataframe() output saved with to_csv (Phoenix evals 3.9.4 wrote it):
+    each <name>_score cell is a Score dict written as a Python repr."""
+    records = es.read_records(EXPORTS / "phoenix_evals.csv")
+    table = records.table
+    assert table.column("query_id").to_pylist() == ["5a1e0c9b2f7d4e11", "8c3f6a0d1b2e4f22", "b7d2e9f4a6c1d833"]
+    assert table.column("contexts").to_pylist()[2] == ["Gift cards never expire."]
+    assert table.column("answer").to_pylist()[1] == "Yes, in 2 days, for free."
+    assert records.score_columns == ["document_relevance"]
+    report = es.evaluate_records(records)
+    scores = report.scores["phoenix_evals"]
+    assert list(scores["faithfulness"].per_query) == [1.0, 0.0, 1.0]
+    assert list(scores["hallucination"].per_query) == [0.0, 1.0, 0.0]  # direction minimize: lower is better
+    assert "lower is better" in scores["hallucination"].params["convention"]
+    assert list(scores["document_relevance"].per_query) == [1.0, 1.0, 0.0]
+
+
+def test_phoenix_score_cells_are_read_without_evaluating_anything():
+    head = "input,output,faithfulness_execution_details,faithfulness_score\n"
+    ok = es.read_records((head + "q,a,{},\"{'name': 'faithfulness', 'score': 0.5, 'label': 'faithful', "
+                          "'metadata': {'model': 'x'}}\"\n").encode(), format="csv", source_name="p.csv")
+    assert ok.table.column("faithfulness").to_pylist() == [0.5]
+    assert ok.table.column("faithfulness_label").to_pylist() == ["faithful"]
+    with pytest.raises(es.EvalSuiteError) as info:
+        es.read_records((head + "q,a,{},\"{'score': __import__('os').getpid()}\"\n").encode(), format="csv",
+                        source_name="p.csv")
+    assert info.value.line == 2 and "Phoenix Score" in str(info.value)
