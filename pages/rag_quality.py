@@ -21,8 +21,9 @@ def _sources(table: pd.DataFrame, metrics) -> None:
     sources = sources.reindex(index=shown["system"].drop_duplicates().tolist(),
                               columns=[m for m in metrics if m in sources.columns])
     st.caption("Source of each value, per system: computed from the judgement lists of that system's records, or "
-               "given in its file (a RAGAS export's own column, say); decided for each system on its own records.")
-    st.dataframe(sources, width="stretch", key="rag_quality_sources")
+               "given in its file (a RAGAS export's own column, say); decided for each system on its own records. "
+               "- = no value for that system.")
+    st.dataframe(sources.replace("none", "-"), width="stretch", key="rag_quality_sources")
     lower = [m for m in sources.columns if m in LOWER_IS_BETTER]
     if lower:
         st.caption("Lower is better for: " + ", ".join(ui.plain(m) for m in lower) + ".")
@@ -65,7 +66,10 @@ def render() -> None:
         ui.download_csv(success, "task_success.csv", key="rag_quality_success_csv")
 
     _sources(table, metrics)
-    metric = ui.pick("Chart", list(wide.columns), key="rag_quality_metric")
+    # By default the metric most of the shown systems have a value for.
+    options = list(wide.columns)
+    defined = [int(wide[m].notna().sum()) for m in options]
+    metric = ui.pick("Chart", options, key="rag_quality_metric", index=defined.index(max(defined)) if defined else 0)
     if metric:
         ui.chart(display.rag_metric_bars(table, metric), key="rag_quality_chart")
     st.subheader("Long table")
