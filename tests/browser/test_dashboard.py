@@ -198,3 +198,14 @@ def test_failures_page_shows_several_stages_with_the_rule_of_each_request(server
     rules = {row[header.index("rule")] for row in rows[1:]}
     assert rules == {"no relevant chunk", "unsupported answer claims"}
     screenshot(page, "failures_attributed_stages")
+
+
+def test_compare_shows_the_failure_mix_of_two_systems(server, page):
+    """Issue 15: the failure-mix bars of two LLMPerf endpoints (screenshot compare_failure_mix.png)."""
+    page.goto(f"{server.url}/compare?compare_source=per-request+records&compare_a=bedrock_13b&compare_b=lepton_7b")
+    wait_idle(page)
+    wait_charts(page, 1)
+    no_exception(page)
+    titles = page.locator(".js-plotly-plot .gtitle").all_text_contents()
+    assert "Failure mix: bedrock_13b vs lepton_7b" in titles
+    screenshot(page, "compare_failure_mix")
