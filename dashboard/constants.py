@@ -16,6 +16,10 @@ SAMPLE_FILES = (
     ("run", SAMPLE_DIR / "cranfield" / "run_bm25l.trec", "BM25L"),
     ("records", SAMPLE_DIR / "rag" / "ragtruth_qa.jsonl", None),
     ("records", SAMPLE_DIR / "rag" / "llmperf_requests.jsonl", None),
+    # Failures at retrieval (ARES's irrelevant passages) and evidence (RAGChecker's partial claim
+    # recall), attributed from their judgements (issue 15; sample_data/rag/README.md).
+    ("records", SAMPLE_DIR / "rag" / "ares_judge_examples.jsonl", None),
+    ("records", SAMPLE_DIR / "rag" / "ragchecker_examples.jsonl", None),
 )
 # Titles of the Cranfield docs, shown next to doc ids in ranked lists when the ids match.
 SAMPLE_DOCS = SAMPLE_DIR / "cranfield" / "docs.jsonl"

@@ -142,6 +142,12 @@ def evaluate_run(qrels_digest: str, run_digest: str, metrics: tuple[str, ...], r
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
+def attributed_records(digests: tuple[str, ...], rel_level: int, _records):
+    """The records with each failed request's stage given or attributed (es.with_attributed_failures)."""
+    return es.with_attributed_failures(_records, rel_level=rel_level)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
 def evaluate_records(digests: tuple[str, ...], k: int, rel_level: int, _records):
     return es.evaluate_records(_records, k=k, rel_level=rel_level)
 

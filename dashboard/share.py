@@ -42,12 +42,12 @@ def _show_result(prefix: str) -> None:
         st.success(f"Saved workspace {ui.plain(result['name'])}", icon=":material/cloud_done:")
         st.caption("Share link: opens this page with this view on the same data, in any browser, also after the "
                    "app restarts. Whoever has it can open the workspace.")
-        st.code(result["link"], language=None, wrap_lines=True)
+        st.code(result["link"], language=None, wrap_lines=False)  # one line that scrolls, with a copy button
         if result.get("token"):
             st.caption("Owner token: needed to delete this workspace from another browser session. It is shown only "
                        "now; keep it somewhere safe and never put it in a link. This session can delete the "
                        "workspace from the Data page without it.")
-            st.code(result["token"], language=None, wrap_lines=True)
+            st.code(result["token"], language=None, wrap_lines=False)
         if result.get("expires"):
             st.caption(f"The link stops working on {result['expires']}.")
         if st.button("Done", key=f"{prefix}_result_done", help="Hide the link and the owner token"):

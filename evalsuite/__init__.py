@@ -46,6 +46,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     ".records": ("Records", "detect_records_format", "read_records", "concat_records"),
     "._records_eval": ("RecordsReport", "evaluate_records"),
     "._compare": ("compare", "compare_per_query", "compare_records", "ComparisonReport"),
+    ".attribution": ("attribute_failures", "with_attributed_failures", "ATTRIBUTION_RULES"),
 }
 _MODULE_OF = {name: module for module, names in _PUBLIC.items() for name in names}
 
@@ -70,6 +71,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names load
     from ._evaluate import DEFAULT_METRICS, EvaluationReport, evaluate
     from ._records_eval import RecordsReport, evaluate_records
     from ._registry import METRICS, Metric
+    from .attribution import ATTRIBUTION_RULES, attribute_failures, with_attributed_failures
     from .data import Qrels, Run
     from .errors import EvalSuiteError, ReaderStopped
     from .io import FORMATS, detect_format, read_qrels, read_run

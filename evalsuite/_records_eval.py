@@ -30,7 +30,7 @@ from .rag import (
     latency_summary,
     task_success_rate,
 )
-from .records import GIVEN_METRICS, Records, _LATENCY_FIELD
+from .records import GIVEN_METRICS, GIVEN_ONLY_METRICS, LOWER_IS_BETTER, Records, _JUDGEMENT_METRICS, _LATENCY_FIELD
 from .score import Score
 
 __all__ = ["RecordsReport", "evaluate_records", "CONVENTIONS"]
@@ -60,7 +60,9 @@ class RecordsReport:
         Columns system, stage, count, share.
     params : dict
         k, rel_level, compat, confidence, given_metrics (values taken from the file as
-        given), failure_stages, n_records, systems, source.
+        given, for at least one system), metric_sources (system -> metric -> "computed from
+        the judgements", "given in the file", "computed from the records" or "none"; decided
+        per system), failure_stages, n_records, systems, source.
     conventions : dict of str -> str
         The rule of each metric and of the corpus values.
     warnings : list of str
@@ -135,12 +137,14 @@ CONVENTIONS = {
 
 
 def _per_record_metrics(table: pa.Table, compat: str | None, k: int, rel_level: float, warnings: list,
-                        given: list) -> dict[str, np.ndarray]:
+                        given: list, sources: dict | None = None) -> dict[str, np.ndarray]:
     """Every metric the fields allow, one value per record (NaN = undefined).
 
-    Metric values the file carries itself (:data:`GIVEN_METRICS`) are used as given when their
-    judgement lists are absent; their names are appended to ``given``.
+    Metric values the file carries itself (:data:`GIVEN_METRICS`) are used as given for each
+    system whose records have none of their judgement lists; their names are appended to
+    ``given`` and each system's source is put in ``sources``.
     """
+    sources = {} if sources is None else sources
     names = set(table.column_names)
     n = table.num_rows
     out: dict[str, np.ndarray] = {}
@@ -175,13 +179,92 @@ def _per_record_metrics(table: pa.Table, compat: str | None, k: int, rel_level: 
         out["success"] = table.column("success").combine_chunks().cast(pa.float64()).to_numpy(zero_copy_only=False)
     if has("context_ids") and has("relevant_ids"):
         out.update(_ranking_per_record(table, k, rel_level))
-    for name in GIVEN_METRICS:
-        if name in out and has(name):
-            warnings.append(f"{name}: computed from the judgement lists; the file's own {name} column is not used")
-        elif has(name):
-            out[name] = table.column(name).combine_chunks().cast(pa.float64()).to_numpy(zero_copy_only=False)
-            given.append(name)
+    _choose_sources(table, out, warnings, given, sources)
     return out
+
+
+def _choose_sources(table: pa.Table, out: dict, warnings: list, given: list, sources: dict) -> None:
+    """Per system and metric: computed from the judgement lists when that system's records have
+    any, else the value its file gives (a RAGAS export's column). Decided for each system on its
+    own rows, so what else is loaded never changes a system's values. Fills ``sources``
+    (system -> metric -> "computed from the judgements" / "given in the file")."""
+    n = table.num_rows
+    names = set(table.column_names)
+    systems = table.column("system").to_numpy(zero_copy_only=False)
+    groups = {s: np.flatnonzero(systems == s) for s in pd.unique(systems).tolist()}
+    for system in groups:
+        sources.setdefault(system, {})
+    for metric, inputs in _JUDGEMENT_METRICS.items():
+        if metric in out:
+            judged = np.zeros(n, dtype=bool)
+            for name in inputs:
+                judged |= table.column(name).combine_chunks().is_valid().to_numpy(zero_copy_only=False)
+            for system, rows in groups.items():
+                if judged[rows].any():
+                    sources[system][metric] = "computed from the judgements"
+    for metric in (*GIVEN_METRICS, *GIVEN_ONLY_METRICS):
+        if metric not in names or table.column(metric).null_count == n:
+            continue
+        column = table.column(metric).combine_chunks()
+        values = column.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        has_value = column.is_valid().to_numpy(zero_copy_only=False)
+        merged = out.get(metric, np.full(n, np.nan)).copy()
+        used = False
+        for system, rows in groups.items():
+            if sources[system].get(metric) == "computed from the judgements":
+                if has_value[rows].any():
+                    warnings.append(f"{system}: {metric} computed from its judgement lists; the file's own {metric} "
+                                    "column is not used for this system")
+                continue
+            if has_value[rows].any():
+                merged[rows] = values[rows]
+                sources[system][metric] = "given in the file"
+                used = True
+        out[metric] = merged
+        if used:
+            given.append(metric)
+
+
+def _declared_scores(records: Records, out: dict, warnings: list, given: list, sources: dict) -> None:
+    """Scores the exporting tool declares beyond the fields (``Records.score_columns``: a DeepEval
+    G-Eval metric, a TruLens feedback of the user's own), used as given when they are numbers in
+    0..1 (NaN = undefined); otherwise left unused, with a warning."""
+    table = records.table
+    systems = table.column("system").to_numpy(zero_copy_only=False)
+    for name in records.score_columns:
+        if name in out or name not in table.column_names:
+            continue
+        column = table.column(name).combine_chunks()
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):  # CSV cells, as read
+            try:
+                column = pc.cast(pc.if_else(pc.equal(pc.utf8_trim_whitespace(column), ""), None, column), pa.float64())
+            except pa.ArrowInvalid:
+                pass
+        if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type) or pa.types.is_null(column.type)):
+            warnings.append(f"{name}: a score column that does not hold numbers; not used")
+            continue
+        values = column.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        finite = values[~np.isnan(values)]
+        if finite.size == 0:
+            continue
+        if finite.min() < 0 or finite.max() > 1:
+            warnings.append(f"{name}: scores outside 0..1 ({finite.min():g} to {finite.max():g}); not used")
+            continue
+        out[name] = values
+        given.append(name)
+        for system in pd.unique(systems).tolist():
+            if (~np.isnan(values[systems == system])).any():
+                sources.setdefault(system, {})[name] = "given in the file"
+
+
+def _source_of(sources: dict, system: str, metric: str) -> str:
+    """Where a system's value of a metric comes from (ranking metrics and success: the records)."""
+    found = sources.get(system, {}).get(metric)
+    if found:
+        return found
+    if metric in GIVEN_METRICS or metric in GIVEN_ONLY_METRICS or metric in _JUDGEMENT_METRICS:
+        return "none"  # neither judgements nor a given value for this system
+    return "computed from the records"
 
 
 def _ranking_per_record(table: pa.Table, k: int, rel_level: float) -> dict[str, np.ndarray]:
@@ -343,7 +426,9 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
     table = records.table
     warnings = list(records.warnings)
     given: list[str] = []
-    values = _per_record_metrics(table, compat, k, rel_level, warnings, given)
+    sources: dict[str, dict[str, str]] = {}
+    values = _per_record_metrics(table, compat, k, rel_level, warnings, given, sources)
+    _declared_scores(records, values, warnings, given, sources)
     latencies = _latency_columns(table)
     systems = table.column("system").to_numpy(zero_copy_only=False)
     query_ids = table.column("query_id").to_numpy(zero_copy_only=False)
@@ -369,8 +454,10 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
         ids = query_ids[rows].tolist()
         scores[system] = {m: Score(values[m][rows], {
             "metric": m, "system": system, "compat": compat,
-            "source": "given in the file" if m in given else "computed from the judgements",
-            "convention": "value given in the file (e.g. a RAGAS export), averaged where defined" if m in given
+            "source": _source_of(sources, system, m),
+            "convention": "value given in the file (e.g. a RAGAS export), averaged where defined"
+            + ("; lower is better" if m in LOWER_IS_BETTER else "")
+            if _source_of(sources, system, m) == "given in the file"
             else CONVENTIONS.get(m, f"ranking metric at k={k}")}, query_ids=ids) for m in metrics}
         if "success" in values:
             outcome = values["success"][rows]
@@ -400,6 +487,7 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
         latency_table=pd.DataFrame(latency_rows, columns=["system", "stage", "unit", "n", *LATENCY_STATISTICS]),
         failure_table=pd.DataFrame(failure_rows, columns=["system", "stage", "count", "share"]),
         params={"k": k, "rel_level": rel_level, "compat": compat, "confidence": confidence, "given_metrics": given,
+                "metric_sources": {s: {m: _source_of(sources, s, m) for m in metrics} for s in order},
                 "failure_stages": list(failure_stages), "n_records": len(records), "systems": order,
                 "source": records.source},
         conventions=dict(CONVENTIONS),

@@ -119,7 +119,8 @@ def serialise(result, prefix: str) -> tuple[dict, int]:
     elif isinstance(result, Records):
         tables = [result.table]
         header = {"type": "records", "source": result.source, "warnings": list(result.warnings),
-                  "aliases": dict(result.aliases), "extra_columns": list(result.extra_columns)}
+                  "aliases": dict(result.aliases), "extra_columns": list(result.extra_columns),
+                  "score_columns": list(result.score_columns)}
     else:
         raise TypeError(f"cannot send a {type(result).__name__}")
     for i, table in enumerate(tables):
@@ -147,7 +148,7 @@ def deserialise(header: dict, prefix: str, parts: int):
                    source=header["source"], warnings=header["warnings"])
     if kind == "records" and parts == 1:
         return Records(tables[0], source=header["source"], warnings=header["warnings"], aliases=header["aliases"],
-                       extra_columns=header["extra_columns"])
+                       extra_columns=header["extra_columns"], score_columns=header.get("score_columns", ()))
     raise EvalSuiteError("the reader sent an unknown result", field="type", value=kind)
 
 

@@ -35,7 +35,7 @@ from .rag import (
     FAILURE_STAGES,
 )
 
-__all__ = ["Records", "read_records", "concat_records", "detect_records_format", "ALIASES", "FIELDS"]
+__all__ = ["Records", "read_records", "concat_records", "detect_records_format", "ALIASES", "FIELDS", "deepeval_rows"]
 
 # Canonical field -> kind of value (docs/records.md).
 FIELDS: dict[str, str] = {
@@ -53,7 +53,7 @@ FIELDS: dict[str, str] = {
     "answer_claims_supported": "labels",
     "answer_claims_in_reference": "labels",
     "reference_claims_in_answer": "labels",
-    "answer_similarity": "unit",
+    "answer_similarity": "score",
     "statements_cited_supported": "labels",
     "citations_relevant": "labels",
     "success": "flag",
@@ -65,7 +65,37 @@ FIELDS: dict[str, str] = {
 # ``to_pandas()``, say): used as given when the judgement lists they come from are absent.
 GIVEN_METRICS = ("context_precision", "context_recall", "context_relevance", "faithfulness", "answer_correctness",
                  "answer_relevancy", "citation_recall", "citation_precision")
+# Per-request scores other tools write that EvalSuite does not compute itself, all in 0..1: kept
+# under these names and shown as given (docs/records.md lists the column names mapped to each).
+# RAGAS >= 0.2 metric names (``Metric.name`` in ragas/metrics/_*.py, 0.2.15 and 0.4.3).
+GIVEN_ONLY_METRICS = {
+    "answer_similarity": "RAGAS SemanticSimilarity / AnswerSimilarity (also feeds answer_correctness)",
+    "factual_correctness": "RAGAS FactualCorrectness (claim F1, precision or recall of the response against the reference)",
+    "context_entity_recall": "RAGAS ContextEntityRecall",
+    "context_utilization": "RAGAS ContextUtilization / LLMContextPrecisionWithoutReference",
+    "noise_sensitivity": "RAGAS NoiseSensitivity, mode relevant (share of incorrect claims; lower is better)",
+    "noise_sensitivity_irrelevant": "RAGAS NoiseSensitivity, mode irrelevant (lower is better)",
+    "non_llm_context_precision_with_reference": "RAGAS NonLLMContextPrecisionWithReference",
+    "non_llm_context_recall": "RAGAS NonLLMContextRecall",
+    "id_based_context_precision": "RAGAS IDBasedContextPrecision",
+    "id_based_context_recall": "RAGAS IDBasedContextRecall",
+    "faithfulness_with_hhem": "RAGAS FaithfulnesswithHHEM",
+    "nv_context_relevance": "RAGAS ContextRelevance (NVIDIA)",
+    "nv_response_groundedness": "RAGAS ResponseGroundedness (NVIDIA)",
+    "nv_accuracy": "RAGAS AnswerAccuracy (NVIDIA)",
+    "bleu_score": "RAGAS BleuScore (sacrebleu, scaled to 0..1)",
+    "rouge_score": "RAGAS RougeScore",
+    "chrf_score": "RAGAS ChrfScore",
+    "exact_match": "RAGAS ExactMatch",
+    "string_present": "RAGAS StringPresence",
+    "non_llm_string_similarity": "RAGAS NonLLMStringSimilarity",
+    "summary_score": "RAGAS SummarizationScore",
+    "hallucination": "DeepEval HallucinationMetric (share of contexts the output contradicts; lower is better)",
+}
+# Scores where lower is better (the pages say so next to them).
+LOWER_IS_BETTER = frozenset({"noise_sensitivity", "noise_sensitivity_irrelevant", "hallucination"})
 FIELDS.update(dict.fromkeys(GIVEN_METRICS, "score"))
+FIELDS.update(dict.fromkeys((m for m in GIVEN_ONLY_METRICS if m not in FIELDS), "score"))
 _LATENCY_FIELD = re.compile(r"^latency_([a-z0-9_]+)_ms$")
 
 # Export column names -> canonical field. RAGAS >= 0.2 (user_input, response, retrieved_contexts,
@@ -88,7 +118,51 @@ ALIASES: dict[str, str] = {
     "request_id": "query_id",
     "question_id": "query_id",
     "sample_id": "query_id",
+    # RAGAS score columns whose metric has another name here (RAGAS ``Metric.name``).
+    "llm_context_precision_with_reference": "context_precision",
+    "semantic_similarity": "answer_similarity",
+    "response_relevancy": "answer_relevancy",
+    "noise_sensitivity_relevant": "noise_sensitivity",
+    "llm_context_precision_without_reference": "context_utilization",
+    # TruLens records (get_records_and_feedback): the RAG triad as its quickstart names it.
+    "record_id": "query_id",
+    "output": "answer",
+    "groundedness": "faithfulness",
+    "answer relevance": "answer_relevancy",
+    "context relevance": "context_relevance",
+    # Phoenix (Arize) span frames.
+    "context.span_id": "query_id",
 }
+# Phoenix evaluator names (phoenix.evals metrics) -> field of their score.
+PHOENIX_METRICS = {"faithfulness": "faithfulness", "hallucination": "hallucination"}
+# DeepEval metric names (``BaseMetric.__name__``) -> field of their score.
+DEEPEVAL_METRICS = {
+    "Faithfulness": "faithfulness",
+    "Answer Relevancy": "answer_relevancy",
+    "Contextual Precision": "context_precision",
+    "Contextual Recall": "context_recall",
+    "Contextual Relevancy": "context_relevance",
+    "Hallucination": "hallucination",
+}
+# RAGAS versions that name a metric with its mode write columns such as
+# ``factual_correctness(mode=f1)`` or ``noise_sensitivity(mode=irrelevant)``.
+_MODE_SUFFIX = re.compile(r"^([a-z0-9_]+)\(mode=([a-z0-9_]+)\)$")
+
+
+def _alias(key: str) -> str | None:
+    """The canonical field of a column name that is not one itself, or None."""
+    found = ALIASES.get(key) or ALIASES.get(key.lower())
+    if found:
+        return found
+    match = _MODE_SUFFIX.match(key.strip().lower())
+    if match:
+        base, mode = match.groups()
+        if base == "noise_sensitivity":
+            return "noise_sensitivity_irrelevant" if mode == "irrelevant" else "noise_sensitivity"
+        base = ALIASES.get(base, base)
+        if base in GIVEN_ONLY_METRICS or base in GIVEN_METRICS:
+            return base
+    return None
 
 # Fields whose per-request values are metrics computed from judgement lists.
 _JUDGEMENT_METRICS = {
@@ -317,6 +391,10 @@ class Records:
         Column names of the file that were mapped to canonical fields.
     extra_columns : list of str
         Columns that are not record fields, kept as read.
+    score_columns : list of str
+        Those of ``extra_columns`` that the tool that wrote the file declares as per-request
+        scores (a DeepEval G-Eval metric, a TruLens feedback of the user's own): shown as given
+        values when they are numbers in 0..1.
 
     Build one with :func:`read_records`, :meth:`from_rows` or :meth:`from_dataframe`; they
     validate every value and raise :class:`EvalSuiteError` naming the row, field and value.
@@ -342,12 +420,13 @@ class Records:
     """
 
     def __init__(self, table: pa.Table, *, source: str | None = None, warnings=(), aliases=None,
-                 extra_columns=(), line_of=None) -> None:
+                 extra_columns=(), line_of=None, score_columns=()) -> None:
         self.table = table
         self.source = source
         self.warnings = list(warnings)
         self.aliases = dict(aliases or {})
         self.extra_columns = list(extra_columns)
+        self.score_columns = [c for c in score_columns if c in self.extra_columns]
         self._line_of = line_of or (lambda row: None)
         self._frame: pd.DataFrame | None = None
 
@@ -384,7 +463,7 @@ class Records:
         """The records of one system."""
         mask = pc.equal(self.table.column("system"), system)
         return Records(self.table.filter(mask), source=self.source, warnings=self.warnings, aliases=self.aliases,
-                       extra_columns=self.extra_columns)
+                       extra_columns=self.extra_columns, score_columns=self.score_columns)
 
     @classmethod
     def from_rows(cls, rows: Sequence[Mapping[str, Any]], *, source: str = "records", system: str | None = None,
@@ -429,7 +508,7 @@ def _map_columns(columns: Sequence[str]) -> tuple[dict[str, str], list[str], lis
     taken: dict[str, str] = {}
     for col in columns:
         key = str(col).strip()
-        canonical = key if _kind(key) else ALIASES.get(key) or ALIASES.get(key.lower())
+        canonical = key if _kind(key) else _alias(key)
         if canonical is None:
             continue
         if canonical in taken:
@@ -497,6 +576,175 @@ def _ragchecker_row(row: dict) -> dict:
     return out
 
 
+def _snake(name: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "_", name.lower()).strip("_") or "metric"
+
+
+def deepeval_rows(document: dict, source: str = "test run") -> list[dict]:
+    """The test cases of a DeepEval test run (``TestRun.save``: ``{"testCases": [...]}``, or the
+    ``.deepeval/.latest_test_run.json`` wrapper ``{"testRunData": {...}}``) as record rows.
+
+    Each test case gives ``query_id`` (its ``name``), ``question`` (``input``), ``answer``
+    (``actualOutput``), ``reference`` (``expectedOutput``), ``contexts`` (``retrievalContext``),
+    ``success`` (DeepEval's pass/fail: every non-flaky metric met its threshold) and
+    ``latency_ms`` (``completionTime`` seconds x 1000). Each entry of ``metricsData`` gives its
+    score under :data:`DEEPEVAL_METRICS` (``Faithfulness`` -> ``faithfulness`` ...; other
+    metrics, e.g. G-Eval's ``Correctness [GEval]``, under their snake-case name, kept but not
+    used), its ``reason`` as ``<field>_reason`` and an ``error`` as ``<field>_error`` (the score
+    is then missing). DeepEval's ideal ``context`` is kept as ``deepeval_context``.
+
+    Raises
+    ------
+    EvalSuiteError
+        A test case or metric entry that is not an object.
+
+    Examples
+    --------
+    >>> run = {"testCases": [{"name": "test_case_0", "input": "Why?", "actualOutput": "So.", "success": False,
+    ...        "metricsData": [{"name": "Faithfulness", "score": 0.5, "threshold": 0.7, "success": False,
+    ...                         "reason": "One of two claims is unsupported."}]}]}
+    >>> deepeval_rows(run)
+    [{'query_id': 'test_case_0', 'question': 'Why?', 'answer': 'So.', 'success': False, 'faithfulness': 0.5, 'faithfulness_reason': 'One of two claims is unsupported.'}]
+    """
+    if isinstance(document.get("testRunData"), dict):
+        document = document["testRunData"]
+    rows = []
+    for i, case in enumerate(document.get("testCases") or []):
+        if not isinstance(case, dict):
+            raise EvalSuiteError("each DeepEval test case must be an object", source=source, line=i + 1,
+                                 field="testCases", value=case, line_label="item")
+        row = {"query_id": case.get("name") or f"test_case_{case.get('order', i)}"}
+        for key, field_name in (("input", "question"), ("actualOutput", "answer"), ("expectedOutput", "reference"),
+                                ("retrievalContext", "contexts"), ("success", "success"),
+                                ("context", "deepeval_context")):
+            if case.get(key) is not None:
+                row[field_name] = case[key]
+        if isinstance(case.get("completionTime"), (int, float)) and not isinstance(case["completionTime"], bool):
+            row["latency_ms"] = float(case["completionTime"]) * 1000
+        for metric in case.get("metricsData") or []:
+            if not isinstance(metric, dict) or not isinstance(metric.get("name"), str):
+                raise EvalSuiteError("each DeepEval metricsData entry must be an object with a name", source=source,
+                                     line=i + 1, field="metricsData", value=metric, line_label="item")
+            key = DEEPEVAL_METRICS.get(metric["name"]) or _snake(metric["name"])
+            row[key] = None if metric.get("error") else metric.get("score")
+            if metric.get("reason") is not None:
+                row[f"{key}_reason"] = metric["reason"]
+            if metric.get("error"):
+                row[f"{key}_error"] = metric["error"]
+        rows.append(row)
+    return rows
+
+
+def _deepeval_score_keys(document: dict) -> list[str]:
+    """The columns :func:`deepeval_rows` writes for metrics without a field of their own (G-Eval ...)."""
+    if isinstance(document.get("testRunData"), dict):
+        document = document["testRunData"]
+    keys = {}
+    for case in document.get("testCases") or []:
+        for metric in (case.get("metricsData") or []) if isinstance(case, dict) else []:
+            if isinstance(metric, dict) and isinstance(metric.get("name"), str) and metric["name"] not in DEEPEVAL_METRICS:
+                keys[_snake(metric["name"])] = None
+    return list(keys)
+
+
+def _trulens_feedbacks(columns) -> list[str]:
+    """TruLens feedback columns: each has a ``<name>_calls`` column beside it (the RAG triad's are
+    mapped to fields; the others are declared scores)."""
+    names = list(columns)
+    return [c for c in names if f"{c}_calls" in names]
+
+
+def _literal_mapping(text: str):
+    """A Python dict repr of plain values (pandas writes a Phoenix Score dict so), read without
+    evaluating anything: keys strings; values strings, numbers, booleans, None, or one level of
+    such dicts and lists (``metadata``). None if the text is not one."""
+    import ast
+
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+    def plain(node, depth: int) -> bool:
+        if isinstance(node, ast.Constant):
+            return type(node.value) in _LITERAL_CONSTANTS
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return isinstance(node.operand, ast.Constant) and type(node.operand.value) in (int, float)
+        if depth == 0:
+            return False
+        if isinstance(node, ast.List):
+            return all(plain(e, depth - 1) for e in node.elts)
+        if isinstance(node, ast.Dict):
+            return all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys) and all(
+                plain(v, depth - 1) for v in node.values)
+        return False
+
+    if not isinstance(tree.body, ast.Dict) or not plain(tree.body, 2):
+        return None
+    return ast.literal_eval(tree.body)
+
+
+def _phoenix_evaluations(columns) -> list[str]:
+    """Evaluator names of a frame from phoenix.evals ``evaluate_dataframe``: each writes
+    ``<name>_score`` (a Score) next to ``<name>_execution_details``."""
+    names = set(columns)
+    return [c[:-len("_score")] for c in columns
+            if c.endswith("_score") and f"{c[:-len('_score')]}_execution_details" in names]
+
+
+def _phoenix_row(row: dict, evaluations: list[str]) -> dict:
+    """Each ``<name>_score`` Score (a dict, or its JSON or Python repr as to_csv writes it) as its
+    ``score`` under the field of :data:`PHOENIX_METRICS` or ``<name>``, with ``<name>_label`` and
+    ``<name>_explanation``; a one-document ``context`` string as ``contexts``."""
+    out = dict(row)
+    for name in evaluations:
+        cell = out.pop(f"{name}_score", None)
+        if isinstance(cell, str) and cell.strip():
+            text = cell.strip()
+            try:
+                cell = json.loads(text)
+            except ValueError:
+                cell = _literal_mapping(text)
+            if cell is None:
+                raise ValueError(f"{name}_score must hold a Phoenix Score (a dict with a score), got {text[:80]!r}")
+        if isinstance(cell, str) or cell is None:
+            cell = {}
+        if not isinstance(cell, dict):
+            raise ValueError(f"{name}_score must hold a Phoenix Score (a dict with a score), got {cell!r}")
+        key = PHOENIX_METRICS.get(name, name)
+        out[key] = cell.get("score")
+        for part in ("label", "explanation"):
+            if cell.get(part) is not None:
+                out[f"{name}_{part}"] = cell[part]
+    if isinstance(out.get("context"), str) and "contexts" not in out:
+        out["contexts"] = [out.pop("context")]
+    return out
+
+
+def _is_trulens(columns) -> bool:
+    names = set(columns)
+    return "record_id" in names and bool(names & {"app_name", "app_id"}) and bool(names & {"input", "output"})
+
+
+def _trulens_row(row: dict) -> dict:
+    """A row of TruLens's ``get_records_and_feedback()`` frame: ``system`` from ``app_name`` (with
+    ``app_version`` unless it is "base") or ``app_id``, ``latency`` (seconds) as ``latency_ms``."""
+    out = dict(row)
+    if "system" not in out:
+        name, version = out.get("app_name"), out.get("app_version")
+        if name not in (None, ""):
+            out["system"] = str(name) if version in (None, "", "base") else f"{name} {version}"
+        elif out.get("app_id") not in (None, ""):
+            out["system"] = str(out["app_id"])
+    latency = out.pop("latency", None)
+    if latency not in (None, "") and "latency_ms" not in out:
+        try:
+            out["latency_ms"] = float(latency) * 1000
+        except (TypeError, ValueError):
+            raise ValueError(f"latency must be a number of seconds, got {latency!r}") from None
+    return out
+
+
 def _records_from_rows(rows: list, source: str, line_of, label: str, system: str | None,
                        failure_stages: Sequence[str]) -> Records:
     """The exact path: validate Python dicts value by value, then build the Arrow table."""
@@ -504,6 +752,28 @@ def _records_from_rows(rows: list, source: str, line_of, label: str, system: str
         if not isinstance(row, dict):
             raise EvalSuiteError("each record must be an object with named fields", source=source, line=line_of(i),
                                  field=label, value=row, line_label="line" if label == "line" else "row")
+    feedbacks: list[str] = []
+    evaluations = _phoenix_evaluations(list(dict.fromkeys(key for row in rows[:1000] for key in row)))
+    if evaluations:
+        converted = []
+        for i, row in enumerate(rows):
+            try:
+                converted.append(_phoenix_row(row, evaluations))
+            except ValueError as exc:
+                raise EvalSuiteError(str(exc), source=source, line=line_of(i), field=str(exc).split(" ", 1)[0],
+                                     line_label="line" if label == "line" else "row") from None
+        rows = converted
+        feedbacks = [e for e in evaluations if e not in PHOENIX_METRICS]
+    if rows and _is_trulens({key for row in rows[:1000] for key in row}):
+        feedbacks = _trulens_feedbacks(dict.fromkeys(key for row in rows[:1000] for key in row))
+        converted = []
+        for i, row in enumerate(rows):
+            try:
+                converted.append(_trulens_row(row))
+            except ValueError as exc:
+                raise EvalSuiteError(str(exc), source=source, line=line_of(i), field="latency", value=row.get("latency"),
+                                     line_label="line" if label == "line" else "row") from None
+        rows = converted
     mapped = []
     for i, row in enumerate(rows):
         if not any(key in row for key in ("retrieved_context", "retrieved2response", "retrieved2answer")):
@@ -541,8 +811,11 @@ def _records_from_rows(rows: list, source: str, line_of, label: str, system: str
             arrays[col] = pa.array([row.get(col) for row in rows])
         except (pa.ArrowException, OverflowError):  # mixed types, or integers wider than 64 bits
             arrays[col] = pa.array([None if row.get(col) is None else json.dumps(row.get(col)) for row in rows], pa.string())
-    return _finish_records(arrays, len(rows), source, line_of, warnings, mapping, extra, system, failure_stages,
-                           "line" if label == "line" else "row")
+    records = _finish_records(arrays, len(rows), source, line_of, warnings, mapping, extra, system, failure_stages,
+                              "line" if label == "line" else "row")
+    if feedbacks:
+        records.score_columns = [c for c in feedbacks if c in records.extra_columns]
+    return records
 
 
 def _finish_records(arrays: dict, n_rows: int, source: str, line_of, warnings: list, mapping: dict, extra: list,
@@ -655,8 +928,9 @@ def _records_from_table(table: pa.Table, source: str, line_of, line_label: str, 
     """The fast path for typed tables (JSONL via pyarrow, Parquet); falls back per column."""
     mapping, extra, warnings = _map_columns(table.column_names)
     _require_record_fields(mapping, table.column_names, source)
-    if any(c in table.column_names for c in ("retrieved_context", "retrieved2response")):
-        return None  # RAGChecker nesting: the row path maps it
+    if any(c in table.column_names for c in ("retrieved_context", "retrieved2response")) or _is_trulens(table.column_names) \
+            or _phoenix_evaluations(table.column_names):
+        return None  # RAGChecker nesting, TruLens's app and latency columns: the row path maps them
     arrays: dict[str, pa.Array] = {}
     for original, canonical in mapping.items():
         column = table.column(original)
@@ -689,6 +963,51 @@ def _records_from_table(table: pa.Table, source: str, line_of, line_label: str, 
                            line_label)
 
 
+_LITERAL_CONSTANTS = (str, int, float, bool, type(None))
+
+
+def python_list_literal(text: str):
+    """A Python list repr of strings, numbers, booleans and None (as pandas writes list cells to
+    CSV: ``['a', 'b']``, ``[True, None]``, ``[0.5, nan]``) read safely, or None if it is not one.
+
+    Only a list display whose items are literals of those types (a leading minus allowed, and
+    ``nan`` read as NaN) is accepted; anything else - names, calls, attributes, nested lists,
+    dicts, operators - is refused before :func:`ast.literal_eval` sees it. Nothing is ever
+    evaluated (no ``eval``).
+
+    Examples
+    --------
+    >>> python_list_literal("['a', 'it is']")
+    ['a', 'it is']
+    >>> python_list_literal("[True, False, None, 1, -0.5]")
+    [True, False, None, 1, -0.5]
+    >>> python_list_literal("[__import__('os')]") is None  # a call: refused, never run
+    True
+    """
+    import ast
+
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    body = tree.body
+    if not isinstance(body, ast.List):
+        return None
+    items = []
+    for node in body.elts:
+        if isinstance(node, ast.Name) and node.id == "nan":
+            items.append(float("nan"))
+            continue
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            operand = node.operand
+            if not (isinstance(operand, ast.Constant) and type(operand.value) in (int, float)):
+                return None
+        elif not (isinstance(node, ast.Constant) and type(node.value) in _LITERAL_CONSTANTS):
+            return None
+        items.append(ast.literal_eval(node))
+    return items
+
+
 def _parse_json_cell(text, row: int, name: str):
     if text is None:
         return None
@@ -700,7 +1019,12 @@ def _parse_json_cell(text, row: int, name: str):
     except RecursionError:
         raise _RowError(row, name, text[:80], "JSON nested too deeply to read") from None
     except ValueError:
-        raise _RowError(row, name, text, "a list field in CSV must hold a JSON list (e.g. [\"a\", \"b\"] or [true, false])") from None
+        # pandas' to_csv (RAGAS's documented export) writes list cells as Python reprs.
+        value = python_list_literal(stripped) if stripped.startswith("[") else None
+        if value is not None:
+            return value
+        raise _RowError(row, name, text, "a list field in CSV must hold a JSON list (e.g. [\"a\", \"b\"] or [true, false]) "
+                        "or a Python list of strings, numbers, True/False/None (as pandas writes it)") from None
 
 
 def _csv_value(text, kind: str, row: int, name: str):
@@ -734,6 +1058,9 @@ def _read_delimited(inp, delimiter: str, system, failure_stages, limits: ReadLim
         raise EvalSuiteError("the file is empty", source=inp.name)
     header = [h.strip() for h in header]
     check_columns(len(header), limits, inp.name, line=1)
+    index_column = header[0] in ("", "Unnamed: 0") and len(header) > 1
+    if index_column:  # pandas' to_csv writes the index first, under an empty name
+        header[0] = "\x00pandas index"
     repeated = repeated_name(header)
     if repeated is not None:
         raise EvalSuiteError(f"the header names column {repeated!r} more than once", source=inp.name, line=1,
@@ -750,6 +1077,8 @@ def _read_delimited(inp, delimiter: str, system, failure_stages, limits: ReadLim
                                  line=line, field="columns", value=delimiter.join(cells))
         row = {}
         for name, cell in zip(header, cells):
+            if index_column and name == header[0]:
+                continue
             canonical = mapping.get(name)
             kind = _kind(canonical) if canonical else None
             try:
@@ -758,7 +1087,11 @@ def _read_delimited(inp, delimiter: str, system, failure_stages, limits: ReadLim
                 raise EvalSuiteError(err.reason, source=inp.name, line=line, field=err.field_name, value=err.value) from None
         rows.append(row)
         lines.append(line)
-    return _records_from_rows(rows, inp.name, lambda r: lines[r] if r < len(lines) else None, "line", system, failure_stages)
+    records = _records_from_rows(rows, inp.name, lambda r: lines[r] if r < len(lines) else None, "line", system,
+                                 failure_stages)
+    if index_column:
+        records.warnings.append("the first column has no name (a pandas index, as to_csv writes it): ignored")
+    return records
 
 
 def _read_jsonl(inp, system, failure_stages, limits: ReadLimits) -> Records:
@@ -778,10 +1111,17 @@ def _read_jsonl(inp, system, failure_stages, limits: ReadLimits) -> Records:
 
 def _read_json(inp, system, failure_stages, limits: ReadLimits) -> Records:
     document = json_load(inp.data.decode("utf-8"), inp.name)
+    scores: list[str] = []
     if isinstance(document, dict) and isinstance(document.get("results"), list):
         document = document["results"]  # RAGChecker's input/output files
     elif isinstance(document, dict) and isinstance(document.get("test_cases"), list):
         document = document["test_cases"]  # DeepEval test-case exports
+    elif isinstance(document, dict) and (isinstance(document.get("testCases"), list)
+                                         or isinstance(document.get("testRunData"), dict)):
+        scores = _deepeval_score_keys(document)
+        document = deepeval_rows(document, inp.name)  # a DeepEval test run (TestRun.save)
+    elif isinstance(document, dict):
+        document = _pandas_json_rows(document, inp.name)
     if not isinstance(document, list):
         raise EvalSuiteError("expected a JSON list of records (or RAGChecker's {\"results\": [...]})", source=inp.name,
                              field="json", value=type(document).__name__)
@@ -791,11 +1131,38 @@ def _read_json(inp, system, failure_stages, limits: ReadLimits) -> Records:
         if isinstance(row, dict):
             keys.update(row)
     check_columns(len(keys), limits, inp.name)
-    return _records_from_rows(document, inp.name, lambda r: None if r is None else r + 1, "item", system, failure_stages)
+    records = _records_from_rows(document, inp.name, lambda r: None if r is None else r + 1, "item", system,
+                                 failure_stages)
+    if scores:
+        records.score_columns = [c for c in scores if c in records.extra_columns]
+    return records
+
+
+def _pandas_json_rows(document: dict, source: str):
+    """The rows of a DataFrame written by pandas ``to_json`` (RAGAS's ``to_pandas()``) with
+    orient "columns" (pandas' default: ``{column: {index: value}}``) or "split"
+    (``{"columns": [...], "index": [...], "data": [[...]]}``); other dicts are returned as they
+    are (and refused by the caller)."""
+    if isinstance(document.get("columns"), list) and isinstance(document.get("data"), list):
+        columns = document["columns"]
+        rows = []
+        for i, values in enumerate(document["data"]):
+            if not isinstance(values, list) or len(values) != len(columns):
+                raise EvalSuiteError(f"row {i + 1} of a pandas 'split' JSON must be a list of {len(columns)} values",
+                                     source=source, field="data", value=values)
+            rows.append(dict(zip(map(str, columns), values)))
+        return rows
+    if document and all(isinstance(v, dict) for v in document.values()):
+        index = list(dict.fromkeys(k for inner in document.values() for k in inner))
+        return [{column: inner.get(i) for column, inner in document.items()} for i in index]
+    return document
 
 
 def _read_parquet(inp, system, failure_stages, limits: ReadLimits) -> Records:
     table = read_parquet_table(open_parquet(inp.data, limits, inp.name), inp.name)
+    index = [c for c in table.column_names if c.startswith("__index_level_")]
+    if index:  # a pandas index pyarrow stored as a column (to_parquet of a non-default index)
+        table = table.drop_columns(index)
     records = _records_from_table(table, inp.name, lambda r: r + 1, "row", system, failure_stages)
     if records is None:
         records = _records_from_rows(table.to_pylist(), inp.name, lambda r: r + 1, "row", system, failure_stages)
@@ -976,7 +1343,8 @@ def concat_records(parts: Sequence[Records]) -> Records:
     combined = Records(table, source=", ".join(str(p.source) for p in parts),
                        warnings=[w for p in parts for w in p.warnings],
                        aliases={k: v for p in parts for k, v in p.aliases.items()},
-                       extra_columns=sorted({c for p in parts for c in p.extra_columns}))
+                       extra_columns=sorted({c for p in parts for c in p.extra_columns}),
+                       score_columns=sorted({c for p in parts for c in p.score_columns}))
     keys = pd.DataFrame({"s": table.column("system").to_pandas(), "q": table.column("query_id").to_pandas()})
     dup = keys.duplicated()
     if dup.any():

@@ -210,6 +210,8 @@ def _records_view() -> None:
     # Keyed by everything that defines the numbers: the files, k, rel_level, systems, settings.
     queries = _compare_and_show("records", pair, metrics, (test, correction, alpha), lambda: loaders.compare_records(
         digests, RECORDS_K, ui.rel_level(), pair, tuple(metrics), test, correction, alpha, report))
+    from dashboard import failure_mix  # issue 15: how the failure mix shifts between the two systems
+    failure_mix.show(report, pair)
     if queries is None:
         return
     if queries:

@@ -5,20 +5,35 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import loaders, share, session, ui
+from dashboard import loaders, share, session, ui, workspaces
 from dashboard.constants import KEY_NOTICES, MAX_SYSTEM_CHARS
+from dashboard.workspaces import MIB
 from evalsuite import display
 
 _UPLOADERS = (
     ("run", "Runs", "TREC (query Q0 doc rank score tag), CSV, TSV, JSON, JSONL or Parquet; gzip too. Several at once."),
     ("qrels", "Qrels", "TREC (query iteration doc grade), CSV, TSV, JSON, JSONL or Parquet."),
     ("records", "Per-request records",
-     "JSONL, CSV or Parquet, one row per request (RAGAS, DeepEval and RAGChecker column names are mapped)."),
+     "JSONL, JSON, CSV or Parquet, one row per request: RAGAS results (to_pandas() saved to CSV, JSON, JSONL or "
+     "Parquet), DeepEval test runs, TruLens records with feedback, Phoenix evaluate_dataframe results, "
+     "RAGChecker files."),
 )
+
+
+def _upload_limits() -> str:
+    """The upload limit and what Save and share keeps, in one sentence (they differ on purpose:
+    a file too large to save can still be analysed in this session)."""
+    text = f"Files of up to {st.get_option('server.maxUploadSize'):,} MB can be uploaded and analysed here"
+    store, _ = workspaces.get_store()
+    if store is None:
+        return text + "."
+    return (text + f"; Save and share keeps files of up to {store.max_dataset_bytes / MIB:,.0f} MiB each "
+            f"({store.max_workspace_bytes / MIB:,.0f} MiB per workspace): larger files stay in this session only.")
 
 
 def _uploaders() -> None:
     st.subheader("Upload")
+    st.caption(_upload_limits())
     generation = st.session_state.setdefault("data_uploader_generation", 0)
     columns = st.columns(3)
     for column, (kind, label, help_text) in zip(columns, _UPLOADERS):

@@ -12,6 +12,7 @@ import streamlit as st
 
 from dashboard import ui
 from evalsuite import display
+from evalsuite.attribution import ATTRIBUTION_RULES
 
 
 def _clicked_stage(event) -> str | None:
@@ -49,8 +50,12 @@ def render() -> None:
     if table.empty or "failure_stage" not in records.fields and "success" not in records.fields:
         st.warning("These records have no failure_stage or success field, so failures cannot be attributed.")
         return
+    frame = records.frame
+    attributed = (frame.loc[frame["failure_attributed"].fillna(False).astype(bool), "system"].value_counts()
+                  if "failure_attributed" in frame else pd.Series(dtype=int))
     summary = [{"system": s, "requests": int(score.params.get("n", 0)),
                 "failed": int(sum(v["count"] for v in score.params.get("stages", {}).values())),
+                "of them attributed": int(attributed.get(s, 0)),
                 "failure share": float(score)} for s, score in report.failures.items()]
     systems = [row["system"] for row in summary]
     system = ui.pick("System", systems, key="failures_system")
@@ -75,9 +80,19 @@ def render() -> None:
     stage_options = ["all stages"] + [s for s, n in zip(stages["stage"], stages["count"]) if n > 0]
     stage = ui.pick("Requests of stage (or click a bar above)", stage_options, key="failures_stage")
     failed = display.failed_requests(records.frame, system, None if stage == "all stages" else stage)
+    failed = failed.rename(columns={"failure_attributed": "attributed",
+                                    "failure_rule": "rule", "failure_reason": "reason"})
     st.subheader(f"Failed requests: {len(failed)}")
+    st.caption("attributed = the stage was derived from the request's judgements by the rule shown (a failure_stage "
+               "given in the file always wins and is not attributed); reason = the rule with this request's numbers.")
     st.dataframe(failed, hide_index=True, width="stretch")
     ui.download_csv(failed, f"failed_{system}.csv", key="failures_requests_csv")
+    with st.expander("How stages are attributed (the rules, in the order they are tried)"):
+        rules = pd.DataFrame([{"rule": rule, "stage": stage or "as given", "when": text}
+                              for rule, (stage, text) in ATTRIBUTION_RULES.items()])
+        st.table(rules.set_index("rule"))  # a static table: a grid in a closed expander is never drawn
+        st.caption("A request has failed when a failure_stage is given, when success is false, or - success unknown - "
+                   "when it has an error text or a judgement that shows a problem (docs/records.md).")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,25 @@ def _column(stage: str) -> str:
     return "latency_ms" if stage == "end_to_end" else f"latency_{stage}_ms"
 
 
+def _left_out(per_query, column: str, metric: str | None, systems, key: str) -> None:
+    """Say how many requests the charts above leave out and why (failed requests carry no
+    latency in many logs, e.g. LLMPerf's rate-limited ones), per system in a table."""
+    table = display.latency_left_out(per_query, column, metric, systems)
+    reasons = [c for c in table.columns if c.startswith("left out")]
+    total = int(table[reasons].to_numpy().sum())
+    failed_shown = int(table["failed shown"].sum())
+    if total == 0:
+        st.caption("No request of these systems is left out" + (f"; {failed_shown:,} failed requests with a latency "
+                   "are counted." if failed_shown else "."))
+        return
+    parts = [f"{int(table[c].sum()):,} {c.removeprefix('left out: ')}" for c in reasons if table[c].sum()]
+    st.caption(f"Left out of the chart{'s' if metric is None else ''} above: {total:,} requests ("
+               + ui.plain("; ".join(parts)) + ")"
+               + (f"; {failed_shown:,} failed requests with a latency are counted" if failed_shown else "")
+               + ". Per system:")
+    st.dataframe(table, hide_index=True, width="stretch", height=min(36 * (len(table) + 1) + 2, 260), key=key)
+
+
 def render() -> None:
     st.title("Latency")
     loaded = ui.records_report_or_notice()
@@ -26,7 +45,17 @@ def render() -> None:
                    "show here.")
         return
     st.subheader("Percentiles")
-    st.caption("Linear interpolation between order statistics (numpy's default); unit as in the records.")
+    has_success = "success" in report.per_query.columns
+    successful_only = has_success and ui.bound(
+        st.toggle, "Successful requests only", key="latency_successful_only",
+        help="Leave out failed requests that have a latency (LLMPerf's summaries are over successful requests only)")
+    if successful_only:
+        columns = {_column(stage): stage for stage in latency["stage"].drop_duplicates()}
+        latency = display.latency_percentiles(report.per_query, columns, successful_only=True)
+        latency = latency[latency["n"] > 0].reset_index(drop=True)
+    st.caption("Linear interpolation between order statistics (numpy's default); unit as in the records. "
+               + ("Over the successful requests only." if successful_only else
+                  "Every request with a latency counts, failed ones too." if has_success else ""))
     st.dataframe(latency, hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(c, format="%.1f")
                                 for c in ("mean", "p50", "p90", "p95", "p99")})
@@ -34,10 +63,10 @@ def render() -> None:
 
     stages = latency["stage"].drop_duplicates().tolist()
     with_latency = latency["system"].drop_duplicates().tolist()
-    a, b, c = st.columns([2, 3, 1], vertical_alignment="bottom")
+    # Systems on a row of their own, all by default, so every chip is visible.
+    systems = ui.bound(st.multiselect, "Systems", with_latency, default=with_latency, key="latency_systems")
+    a, c = st.columns([4, 1], vertical_alignment="bottom")
     stage = ui.pick("Stage", stages, key="latency_stage", container=a)
-    default = with_latency[: min(6, len(with_latency))]
-    systems = ui.bound(b.multiselect, "Systems", with_latency, default=default, key="latency_systems")
     log = ui.bound(c.toggle, "Log scale", key="latency_log")
     column = _column(stage)
     frame = report.per_query[report.per_query["system"].isin(systems)][["system", column]]
@@ -51,6 +80,7 @@ def render() -> None:
         ui.chart(display.latency_ecdf(points, log=log), key="latency_ecdf", container=right)
         st.caption(f"{int(frame[column].notna().sum()):,} requests, drawn from {len(binned):,} bins and "
                    f"{len(points):,} ECDF points.")
+        _left_out(report.per_query, column, None, systems, "latency_left_out")
 
     st.subheader("Quality against latency")
     candidates = ui.record_metrics(report)
@@ -66,6 +96,7 @@ def render() -> None:
     if both.empty:
         st.info(f"No request of these systems has both {ui.plain(metric)} and {ui.plain(column)}: the records that have one lack the other.")
         return
+    _left_out(report.per_query, column, metric, systems, "latency_quality_left_out")
     if display.is_binary(both[metric]):
         # A 0/1 metric (success) as a scatter puts every point on y = 0 or 1: show instead the share
         # of requests with 1 per latency bin (equal-count bins over all requests shown).

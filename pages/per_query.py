@@ -99,6 +99,11 @@ def _runs_view() -> None:
     st.caption(f"{sum(1 for g in judged.values() if g >= ui.rel_level())} relevant docs judged for this query.")
 
 
+def _plain_list(values) -> list:
+    """A judgement list as Python values (numpy arrays and scalars converted)."""
+    return values.tolist() if hasattr(values, "tolist") else [v.item() if hasattr(v, "item") else v for v in values]
+
+
 def _records_view() -> None:
     loaded = ui.records_report_or_notice()
     if loaded is None:
@@ -136,7 +141,8 @@ def _records_view() -> None:
                                       **{f: list(v) for f, v in labels.items()}})
         st.dataframe(context_table, hide_index=True, width="stretch")
         ui.download_csv(context_table, f"contexts_{system}_{query}.csv", key="per_query_contexts_csv")
-    judgements = {f: list(record[f]) for f in _RECORD_LISTS if f in record and record[f] is not None
+    # Arrow lists come back as numpy arrays: .tolist() gives Python True/False/None, not np.True_.
+    judgements = {f: _plain_list(record[f]) for f in _RECORD_LISTS if f in record and record[f] is not None
                   and not isinstance(record[f], float)}
     if judgements:
         st.markdown("**judgements** (None = not judged)")

@@ -8,6 +8,25 @@ import streamlit as st
 
 from dashboard import ui
 from evalsuite import display
+from evalsuite.records import LOWER_IS_BETTER
+
+
+def _sources(table: pd.DataFrame, metrics) -> None:
+    """Where each system's value of each metric comes from (decided per system: judgement lists
+    when its records have them, else the file's own column, e.g. a RAGAS export's)."""
+    shown = table[table["metric"] != "success"]
+    if shown.empty:
+        return
+    sources = shown.pivot(index="system", columns="metric", values="source")
+    sources = sources.reindex(index=shown["system"].drop_duplicates().tolist(),
+                              columns=[m for m in metrics if m in sources.columns])
+    st.caption("Source of each value, per system: computed from the judgement lists of that system's records, or "
+               "given in its file (a RAGAS export's own column, say); decided for each system on its own records. "
+               "- = no value for that system.")
+    st.dataframe(sources.replace("none", "-"), width="stretch", key="rag_quality_sources")
+    lower = [m for m in sources.columns if m in LOWER_IS_BETTER]
+    if lower:
+        st.caption("Lower is better for: " + ", ".join(ui.plain(m) for m in lower) + ".")
 
 
 def render() -> None:
@@ -38,15 +57,19 @@ def render() -> None:
     if "success" in metrics and report.task_success:
         st.subheader("Task success with its Wilson interval")
         success = table[table["metric"] == "success"][["system", "mean", "ci_low", "ci_high", "n_defined"]]
-        # Systems in the order of the table above (sorted by name).
-        success = success.rename(columns={"mean": "success rate", "n_defined": "requests"}).sort_values(
-            "system", kind="stable")
+        # Systems in the order of the table above and of the chart (the order they were loaded in).
+        success = success.rename(columns={"mean": "success rate", "n_defined": "requests"})
+        success = success[success["requests"] > 0]  # systems whose records say nothing of success: not listed
         st.dataframe(success, hide_index=True, width="stretch",
                      column_config={c: st.column_config.NumberColumn(c, format="%.3f")
                                     for c in ("success rate", "ci_low", "ci_high")})
         ui.download_csv(success, "task_success.csv", key="rag_quality_success_csv")
 
-    metric = ui.pick("Chart", list(wide.columns), key="rag_quality_metric")
+    _sources(table, metrics)
+    # By default the metric most of the shown systems have a value for.
+    options = list(wide.columns)
+    defined = [int(wide[m].notna().sum()) for m in options]
+    metric = ui.pick("Chart", options, key="rag_quality_metric", index=defined.index(max(defined)) if defined else 0)
     if metric:
         ui.chart(display.rag_metric_bars(table, metric), key="rag_quality_chart")
     st.subheader("Long table")

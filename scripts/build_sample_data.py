@@ -6,13 +6,14 @@ Run from anywhere (paths are relative to this file's repository)::
     python scripts/build_sample_data.py
 
 Reads only the raw source copies under ``sample_data/sources/`` (each with its SOURCE.md and
-licence files) and writes four JSONL files of per-request records (fields as in the project's
+licence files) and writes five JSONL files of per-request records (fields as in the project's
 RAG record schema; see ``sample_data/rag/README.md`` for every derivation rule):
 
 * ``ragtruth_qa.jsonl``            <- sources/ragtruth_qa/ragtruth_qa_responses.jsonl
 * ``llmperf_requests.jsonl``       <- sources/llmperf_latency/individual/*.json
 * ``ragchecker_examples.jsonl``    <- sources/ragchecker/checking_outputs.json
 * ``ragchecker_human_systems.jsonl`` <- sources/ragchecker/human_labeled_data.subset.json
+* ``ares_judge_examples.jsonl``    <- sources/ares_fewshot/*_few_shot_prompt_for_judge_scoring.tsv
 
 Standard library only. Output is deterministic: fixed record and key order, ``\\n`` line
 endings, UTF-8, ``json.dumps(..., ensure_ascii=False)``. Counts are checked against the
@@ -131,7 +132,8 @@ def build_ragtruth() -> list[dict]:
             "answer": text,
             "answer_claims_supported": sentence_flags(text, spans),
             "success": not spans,
-            "failure_stage": "generation" if spans else None,
+            # No failure_stage: es.attribute_failures gives "generation" (rule "unsupported answer
+            # claims": a sentence a human hallucination span touches) and says so per request.
         }
         if spans:
             counts = Counter(sp["label_type"] for sp in spans)
@@ -190,10 +192,12 @@ def build_llmperf() -> list[dict]:
                 "success": ok,
                 "failure_stage": None if ok else llmperf_failure_stage(r["error_code"]),
             }
-            if ok:
+            # Successes and -100 failures (a response shorter than requested: a real request with
+            # real timings) carry their latencies; 429 / -1 rows hold zeros that are no measurement.
+            if ok or r["error_code"] == -100:
                 rec["latency_ms"] = float(r["end_to_end_latency_s"]) * 1000
                 rec["latency_ttft_ms"] = float(r["ttft_s"]) * 1000
-            else:
+            if not ok:
                 rec["error"] = r["error_msg"] or f"error_code {r['error_code']} (no message)"
             if "GEN_TEXT" in r:  # only the two bedrock files carry the generated text
                 rec["answer"] = r["GEN_TEXT"]
@@ -205,6 +209,7 @@ def build_llmperf() -> list[dict]:
     assert len(files) == 19
     assert len(records) == 2845, len(records)
     assert sum(not r["success"] for r in records) == 539
+    assert sum(not r["success"] and "latency_ms" in r for r in records) == 146  # the -100 rows
     return records
 
 
@@ -312,6 +317,48 @@ def build_ragchecker_human() -> list[dict]:
 
 # --------------------------------------------------------------------------------------------
 
+# --------------------------------------------------------------------------------------------
+# 5. ARES few-shot judge examples (hand-labelled context relevance, faithfulness, relevance)
+# --------------------------------------------------------------------------------------------
+
+ARES_DATASETS = ("fever", "hotpotqa", "multirc", "nq", "record", "wow")
+ARES_LABELS = {"[[Yes]]": True, "[[No]]": False}
+
+
+def build_ares() -> list[dict]:
+    import csv
+
+    records = []
+    for dataset in ARES_DATASETS:
+        path = SOURCES / "ares_fewshot" / f"{dataset}_few_shot_prompt_for_judge_scoring.tsv"
+        with path.open(encoding="utf-8", newline="") as f:
+            rows = list(csv.DictReader(f, delimiter="\t"))
+        assert len(rows) == 7, (dataset, len(rows))
+        for index, r in enumerate(rows):
+            context, relevant = ARES_LABELS[r["Context_Relevance_Label"]], ARES_LABELS[r["Answer_Relevance_Label"]]
+            faithful = ARES_LABELS[r["Answer_Faithfulness_Label"]]
+            records.append({
+                "query_id": f"{dataset}-{index}",
+                "system": "ares_judge_examples",
+                "question": r["Query"],
+                "contexts": [r["Document"]],
+                "answer": r["Answer"],
+                # The one retrieved passage, judged relevant to the query or not.
+                "context_relevant": [context],
+                # The answer as one claim: faithful to the passage or not.
+                "answer_claims_supported": [faithful],
+                "success": relevant and faithful,
+                "answer_relevant": relevant,
+                "dataset": dataset,
+            })
+    assert len(records) == 42
+    labels = Counter((r["context_relevant"][0], r["answer_claims_supported"][0], r["success"]) for r in records)
+    # 12 irrelevant passages (all answers then unfaithful), 12 relevant passages with an unfaithful
+    # answer, 18 relevant passages with a faithful, relevant answer (SOURCE.md: 7 rows x 6 files).
+    assert labels == {(False, False, False): 12, (True, False, False): 12, (True, True, True): 18}, labels
+    return records
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     outputs = {
@@ -319,6 +366,7 @@ def main() -> None:
         "llmperf_requests.jsonl": build_llmperf(),
         "ragchecker_examples.jsonl": build_ragchecker_examples(),
         "ragchecker_human_systems.jsonl": build_ragchecker_human(),
+        "ares_judge_examples.jsonl": build_ares(),
     }
     for name, records in outputs.items():
         write_jsonl(OUT / name, records)

@@ -408,3 +408,25 @@ def test_figure_text_keeps_entities_written_in_names():
     diff = display.per_query_difference(pd.DataFrame({"a&lt;b": [0.1], "B": [0.2]}, index=["q&amp;1"]), "a&lt;b", "B")
     bars = display.difference_bars(diff, "ndcg@10", ("a&lt;b", "B"))
     assert "a&amp;lt;b" in bars.layout.yaxis.title.text  # plotly shows "a&lt;b", not "a<b"
+
+
+def test_latency_axes_name_the_stage_once_with_the_unit():
+    frame = pd.DataFrame({"system": ["a", "a"], "query_id": ["1", "2"], "success": [1.0, 0.0],
+                          "latency_ms": [10.0, 20.0], "latency_ttft_ms": [1.0, 2.0]})
+    fig = display.quality_latency_scatter(frame, "success", "latency_ms")
+    assert fig.layout.xaxis.title.text == "end-to-end latency (ms)"
+    rates = display.rate_by_latency_bin(frame, "success", "latency_ttft_ms", bins=1)
+    assert display.rate_by_latency(rates, "success", "latency_ttft_ms").layout.xaxis.title.text == \
+        "ttft latency (ms), middle of the bin"
+
+
+def test_latency_left_out_and_successful_only_percentiles_by_hand():
+    frame = pd.DataFrame({"system": ["a", "a", "a", "b"], "latency_ms": [100.0, np.nan, 300.0, np.nan],
+                          "success": [1.0, 0.0, 0.0, np.nan], "faithfulness": [0.5, np.nan, np.nan, 1.0]})
+    left = display.latency_left_out(frame, "latency_ms", "faithfulness").set_index("system")
+    assert left.loc["a"].tolist() == [3, 1, 0, 1, 0, 1]  # 300 ms has no faithfulness
+    assert left.loc["b"].tolist() == [1, 0, 0, 0, 1, 0]  # success unknown: not counted as failed
+    every = display.latency_percentiles(frame, {"latency_ms": "end_to_end"}).set_index("system")
+    ok = display.latency_percentiles(frame, {"latency_ms": "end_to_end"}, successful_only=True).set_index("system")
+    assert (every.loc["a", "n"], every.loc["a", "p50"]) == (2, np.percentile([100, 300], 50))
+    assert (ok.loc["a", "n"], ok.loc["a", "p50"], ok.loc["b", "n"]) == (1, 100.0, 0)

@@ -291,3 +291,100 @@ def test_a_trec_run_given_as_records_is_refused_with_a_hint():
     with pytest.raises(es.EvalSuiteError) as info:
         es.read_records(b"301\tQ0\tFR940202-2-00150\t104\t2.129133\tSTANDARD\n", source_name="results.test")
     assert "looks like a TREC run or qrels file" in str(info.value) and info.value.line == 1
+
+
+# ----------------------------------------------------------------------------------------------
+# RAGAS results as RAGAS's docs save them: result.to_pandas().to_csv(path) (issue 15).
+
+def _ragas_frame():
+    # The columns RAGAS >= 0.2 writes: the EvaluationDataset's, then one per metric (Metric.name;
+    # some versions add the mode, as in factual_correctness(mode=f1)); NaN where a score failed.
+    return pd.DataFrame({
+        "user_input": ["Who wrote Emma?", "When did it appear?"],
+        "retrieved_contexts": [["Emma is a novel by Jane Austen.", "It's set in 'Highbury'."], ["Published 1815."]],
+        "response": ["Jane Austen.", "In 1816."],
+        "reference": ["Jane Austen", "December 1815"],
+        "faithfulness": [1.0, 0.5],
+        "llm_context_precision_with_reference": [0.9999999999, 1.0],
+        "context_recall": [1.0, float("nan")],
+        "factual_correctness(mode=f1)": [1.0, 0.0],
+        "semantic_similarity": [0.95, 0.7],
+        "context_entity_recall": [0.5, 1.0],
+        "noise_sensitivity(mode=relevant)": [0.0, 0.5],
+        "harmfulness": [0, 0],  # an AspectCritic: a user's own criterion, kept but not used
+    })
+
+
+def test_a_ragas_csv_with_python_list_cells_and_the_pandas_index_reads():
+    data = _ragas_frame().to_csv().encode()  # the index too, as RAGAS's docs do it
+    assert data.startswith(b",user_input,") and b",['Published 1815.']," in data  # Python reprs, not JSON
+    records = es.read_records(data, format="csv", source_name="ragas_result.csv")
+    assert records.table.column("contexts").to_pylist() == [
+        ["Emma is a novel by Jane Austen.", "It's set in 'Highbury'."], ["Published 1815."]]
+    assert records.extra_columns == ["harmfulness"]  # the index column is not kept
+    assert any("pandas index" in w for w in records.warnings)
+    assert records.aliases["factual_correctness(mode=f1)"] == "factual_correctness"
+    assert records.aliases["noise_sensitivity(mode=relevant)"] == "noise_sensitivity"
+    assert records.aliases["llm_context_precision_with_reference"] == "context_precision"
+    assert records.aliases["semantic_similarity"] == "answer_similarity"
+    report = es.evaluate_records(records)
+    scores = report.scores["ragas_result"]
+    # Each value as the file gives it: the mean over the requests where it is defined.
+    expected = {"faithfulness": 0.75, "context_precision": (0.9999999999 + 1) / 2, "context_recall": 1.0,
+                "factual_correctness": 0.5, "answer_similarity": 0.825, "context_entity_recall": 0.75,
+                "noise_sensitivity": 0.25}
+    for metric, value in expected.items():
+        assert float(scores[metric]) == pytest.approx(value, abs=1e-12), metric
+        assert scores[metric].params["source"] == "given in the file"
+    assert scores["context_recall"].params["coverage"] == 0.5
+    assert "lower is better" in scores["noise_sensitivity"].params["convention"]
+
+
+@pytest.mark.parametrize("fmt", ["csv_no_index", "json_columns", "json_records", "json_split", "jsonl", "parquet"])
+def test_a_ragas_result_in_every_pandas_format_reads_the_same(fmt):
+    frame = _ragas_frame()
+    data = {"csv_no_index": lambda: frame.to_csv(index=False),
+            "json_columns": lambda: frame.to_json(),  # pandas' default orient
+            "json_records": lambda: frame.to_json(orient="records"),
+            "json_split": lambda: frame.to_json(orient="split"),
+            "jsonl": lambda: frame.to_json(orient="records", lines=True)}.get(fmt)
+    if data is None:
+        buffer = io.BytesIO()
+        frame.set_index(pd.Index([5, 7])).to_parquet(buffer)  # a non-default index is stored as a column
+        raw = buffer.getvalue()
+    else:
+        raw = data().encode()
+    records = es.read_records(raw, source_name="ragas_result")
+    assert records.table.column("contexts").to_pylist()[1] == ["Published 1815."]
+    assert records.extra_columns == ["harmfulness"]
+    scores = es.evaluate_records(records).scores["ragas_result"]
+    assert float(scores["factual_correctness"]) == 0.5 and float(scores["faithfulness"]) == 0.75
+
+
+def test_python_list_cells_are_read_without_evaluating_anything():
+    ok = es.read_records(b'query_id,answer_claims_supported,contexts\n1,"[True, None, False]","[\'a\', \'b\', \'c\']"\n',
+                         format="csv")
+    assert ok.table.column("answer_claims_supported").to_pylist() == [[True, None, False]]
+    for cell in ("[__import__('os').system('true')]", "[open('x')]", "[1 + 1]", "[['a']]", "[{'a': 1}]", "(1, 2)",
+                 "[x for x in 'ab']", "['a'] * 3"):
+        data = ('query_id,contexts\n1,"' + cell.replace('"', '""') + '"\n').encode()
+        err = _error(data, "csv", "bad.csv")
+        assert (err.line, err.field, err.value) == (2, "contexts", cell), cell
+
+
+def test_given_scores_are_decided_per_system_not_by_the_other_files():
+    """A RAGAS file's own faithfulness stays when records with judgement lists are loaded too."""
+    ragas = es.read_records(_ragas_frame().to_csv().encode(), format="csv", source_name="ragas_result.csv")
+    judged = es.Records.from_rows([{"query_id": "q1", "answer_claims_supported": [True, False], "faithfulness": 0.9},
+                                   {"query_id": "q2", "answer_claims_supported": [True]}], system="judged")
+    alone = es.evaluate_records(ragas).scores["ragas_result"]["faithfulness"]
+    both = es.evaluate_records(es.concat_records([judged, ragas]))
+    assert float(both.scores["ragas_result"]["faithfulness"]) == float(alone) == 0.75
+    assert both.scores["ragas_result"]["faithfulness"].params["source"] == "given in the file"
+    # The judged system: (1/2 + 1) / 2 from its lists; its own 0.9 is not used, and that is said.
+    assert float(both.scores["judged"]["faithfulness"]) == 0.75
+    assert both.scores["judged"]["faithfulness"].params["source"] == "computed from the judgements"
+    assert both.params["metric_sources"]["judged"]["faithfulness"] == "computed from the judgements"
+    assert both.params["metric_sources"]["ragas_result"]["faithfulness"] == "given in the file"
+    assert both.params["metric_sources"]["judged"]["factual_correctness"] == "none"
+    assert any(w.startswith("judged: faithfulness computed") for w in both.warnings)

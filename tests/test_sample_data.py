@@ -25,11 +25,17 @@ def llmperf():
 
 @pytest.fixture(scope="module")
 def ragtruth():
-    return es.evaluate_records(es.read_records(SAMPLE / "rag" / "ragtruth_qa.jsonl"))
+    # No failure_stage in the file: the stages are attributed from the judgements, as the dashboard does.
+    return es.evaluate_records(es.with_attributed_failures(es.read_records(SAMPLE / "rag" / "ragtruth_qa.jsonl")))
 
 
 def test_llmperf_latency_percentiles_equal_llmperf_summaries(llmperf):
-    table = llmperf.latency_table.set_index(["system", "stage"])
+    """LLMPerf's summaries are over successful requests: the same as the Latency page's
+    "Successful requests only" (the records also carry the -100 failures' real latencies)."""
+    from evalsuite import display
+
+    table = display.latency_percentiles(llmperf.per_query, {"latency_ms": "end_to_end", "latency_ttft_ms": "ttft"},
+                                        successful_only=True).set_index(["system", "stage"])
     summaries = sorted((SOURCES / "llmperf_latency" / "summary").glob("*.json"))
     assert len(summaries) == 19
     for path in summaries:
@@ -101,3 +107,50 @@ def test_ragchecker_human_systems_have_no_judgements_to_score():
     assert len(records.systems) == 8 and len(records) == 448
     with pytest.raises(es.EvalSuiteError):
         es.evaluate_records(records)
+
+
+def test_llmperf_failures_with_a_real_latency_keep_it(llmperf):
+    """The -100 failures (response too short) ran: their end-to-end latency is in the records."""
+    for path in sorted((SOURCES / "llmperf_latency" / "individual").glob("bedrock_*.json")):
+        requests = json.loads(path.read_text())
+        mine = llmperf.per_query[llmperf.per_query["system"] == path.stem]
+        expected = [r["end_to_end_latency_s"] * 1000 if r["error_code"] in (None, -100) else None for r in requests]
+        got = [None if v != v else v for v in mine["latency_ms"].tolist()]
+        assert got == pytest.approx(expected, rel=1e-12)
+        assert sum(r["error_code"] == -100 for r in requests) == int(((mine["success"] == 0) & mine["latency_ms"].notna()).sum())
+
+
+def test_ares_sample_failures_are_attributed_from_its_human_labels():
+    """ares_judge_examples.jsonl: a passage labelled irrelevant is a retrieval failure; a relevant
+    passage with an answer labelled unfaithful is a generation failure (ARES's labels, read here
+    straight from the TSV files)."""
+    import csv
+
+    expected = {}
+    for path in sorted((SOURCES / "ares_fewshot").glob("*_few_shot_prompt_for_judge_scoring.tsv")):
+        dataset = path.name.split("_")[0]
+        with path.open(encoding="utf-8", newline="") as f:
+            for index, row in enumerate(csv.DictReader(f, delimiter="\t")):
+                if row["Context_Relevance_Label"] == "[[No]]":
+                    expected[f"{dataset}-{index}"] = "retrieval"
+                elif row["Answer_Faithfulness_Label"] == "[[No]]" or row["Answer_Relevance_Label"] == "[[No]]":
+                    expected[f"{dataset}-{index}"] = "generation"
+                else:
+                    expected[f"{dataset}-{index}"] = None
+    frame = es.attribute_failures(es.read_records(SAMPLE / "rag" / "ares_judge_examples.jsonl"))
+    assert dict(zip(frame["query_id"], frame["stage"])) == expected
+    assert sorted(v for v in expected.values() if v) == ["generation"] * 12 + ["retrieval"] * 12
+    assert frame["attributed"].sum() == 24
+
+
+def test_the_dashboard_samples_fail_at_several_stages_for_real_reasons():
+    from dashboard.constants import SAMPLE_FILES
+
+    parts = [es.read_records(path) for kind, path, _ in SAMPLE_FILES if kind == "records"]
+    frame = es.attribute_failures(es.concat_records(parts))
+    counts = frame[frame["failed"]].groupby(["stage", "attributed"]).size().to_dict()
+    # ARES: 12 retrieval, 12 generation; RAGChecker examples: 1 evidence, 1 generation (wrong answer);
+    # RAGTruth: 259 generation (human hallucination spans); LLMPerf (given): 146 generation, 392
+    # orchestration, 1 other.
+    assert counts == {("retrieval", True): 12, ("evidence", True): 1, ("generation", True): 12 + 1 + 259,
+                      ("generation", False): 146, ("orchestration", False): 392, ("other", False): 1}

@@ -32,6 +32,7 @@ __all__ = [
     "rate_by_latency",
     "value_range",
     "rag_metric_bars",
+    "failure_mix_bars",
 ]
 
 # One colour per failure stage, fixed so a stage looks the same in every chart.
@@ -184,6 +185,16 @@ def system_scatter(diff: pd.DataFrame, metric: str, names: tuple[str, str]) -> g
     return _layout(fig, "A against B per query (above the diagonal: B better)", showlegend=False, height=420)
 
 
+def _latency_label(column: str) -> str:
+    """Axis words for a latency column: ``latency_ms`` -> "end-to-end latency", ``latency_ttft_ms``
+    -> "ttft latency" (the unit is added by the caller, once)."""
+    if column == "latency_ms":
+        return "end-to-end latency"
+    if column.startswith("latency_") and column.endswith("_ms"):
+        return _text(f"{column[len('latency_'):-len('_ms')]} latency")
+    return _text(column)
+
+
 def quality_latency_scatter(data: pd.DataFrame, metric: str, latency: str = "latency_ms", unit: str = "ms") -> go.Figure:
     """Per-request quality (graded, e.g. faithfulness) against latency, one colour per system;
     the quality axis shows the metric's range (:func:`value_range`). For a 0/1 metric use
@@ -194,7 +205,7 @@ def quality_latency_scatter(data: pd.DataFrame, metric: str, latency: str = "lat
                         text=part["query_id"].astype(str).map(_text).tolist(), marker=dict(size=6, opacity=0.6),
                         hovertemplate="request %{text}<br>%{x:.0f} " + unit + ", " + _text(metric)
                         + " %{y:.3f}<extra>%{fullData.name}</extra>")
-    fig.update_xaxes(title=f"{latency} ({unit})")
+    fig.update_xaxes(title=f"{_latency_label(latency)} ({unit})")
     fig.update_yaxes(title=_text(metric), range=value_range(data[metric].to_numpy(dtype=np.float64)), autorange=False)
     return _layout(fig, f"{metric} against latency per request", legend_title_text="system")
 
@@ -214,7 +225,7 @@ def rate_by_latency(table: pd.DataFrame, metric: str, latency: str = "latency_ms
             customdata=np.stack([part["left"], part["right"], part["n"], part["successes"]], axis=1),
             hovertemplate="%{customdata[0]:.0f}-%{customdata[1]:.0f} " + unit + ": %{y:.1%} ("
             + "%{customdata[3]} of %{customdata[2]})<extra>%{fullData.name}</extra>")
-    fig.update_xaxes(title=f"{latency} ({unit}), middle of the bin")
+    fig.update_xaxes(title=f"{_latency_label(latency)} ({unit}), middle of the bin")
     fig.update_yaxes(title=f"share with {_text(metric)} = 1", tickformat=".0%", range=value_range([0.0, 1.0]),
                      autorange=False)
     return _layout(fig, f"{metric}: share of requests per latency bin (Wilson interval)", legend_title_text=group)
@@ -222,8 +233,9 @@ def rate_by_latency(table: pd.DataFrame, metric: str, latency: str = "latency_ms
 
 def rag_metric_bars(table: pd.DataFrame, metric: str) -> go.Figure:
     """Bars of one metric per system from :func:`evalsuite.views.rag_quality_table`, with the
-    Wilson interval as error bars where the table has one (task success)."""
-    data = table[table["metric"] == metric].sort_values("system")
+    Wilson interval as error bars where the table has one (task success). Systems in the
+    table's order (the RAG quality page's tables use the same)."""
+    data = table[table["metric"] == metric]
     has_ci = data["ci_low"].notna().any()
     error = dict(type="data", symmetric=False, array=(data["ci_high"] - data["mean"]).to_numpy(),
                  arrayminus=(data["mean"] - data["ci_low"]).to_numpy()) if has_ci else None
@@ -233,3 +245,16 @@ def rag_metric_bars(table: pd.DataFrame, metric: str) -> go.Figure:
     fig.update_yaxes(title=metric, rangemode="tozero")
     fig.update_xaxes(type="category")
     return _layout(fig, f"{metric} per system" + (" (Wilson interval)" if has_ci else ""))
+
+
+def failure_mix_bars(mix: pd.DataFrame, systems: Sequence[str]) -> go.Figure:
+    """Grouped bars of each system's share of failed requests per stage, from
+    :func:`evalsuite.display.failure_mix` (hover: the counts)."""
+    fig = go.Figure()
+    for system in systems:
+        fig.add_trace(go.Bar(x=mix["stage"].tolist(), y=mix[f"{system} share"].to_numpy(), name=_text(system),
+                             customdata=mix[f"{system} count"].to_numpy(),
+                             hovertemplate="%{x}: %{y:.0%} (%{customdata} failed requests)<extra>%{fullData.name}</extra>"))
+    fig.update_yaxes(title="share of failed requests", tickformat=".0%", rangemode="tozero")
+    fig.update_xaxes(type="category", title="failure stage")
+    return _layout(fig, "Failure mix: " + " vs ".join(map(str, systems)), height=340, barmode="group")

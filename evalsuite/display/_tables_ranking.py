@@ -53,7 +53,8 @@ def describe_qrels(qrels: Qrels, format: str, rel_level: float = 1) -> dict:
 
 
 def describe_records(records, format: str) -> dict:
-    """One row describing a records file: format, requests, systems, canonical fields, aliases."""
+    """One row describing a records file: format, requests, systems, canonical fields, aliases,
+    and the columns kept as read but used by no metric (``kept, not used``)."""
     frame = records.frame
     return {
         "format": format,
@@ -63,6 +64,8 @@ def describe_records(records, format: str) -> dict:
         "fields": ", ".join(records.fields),
         "systems": ", ".join(map(str, records.systems)),
         "renamed columns": ", ".join(f"{k} -> {v}" for k, v in dict(records.aliases).items()),
+        "kept, not used": ", ".join(str(c) for c in records.extra_columns if c not in records.score_columns),
+        "scores declared by the tool": ", ".join(map(str, records.score_columns)),
         "warnings": "; ".join(records.warnings),
     }
 

@@ -8,10 +8,11 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from ..errors import EvalSuiteError
 
-__all__ = ['binned_histogram', 'ecdf_points', 'sample_rows', 'failed_requests', 'quality_vs_latency', 'is_binary', 'rate_by_latency_bin', 'rag_quality_table']
+__all__ = ['binned_histogram', 'ecdf_points', 'sample_rows', 'failed_requests', 'quality_vs_latency', 'is_binary', 'rate_by_latency_bin', 'rag_quality_table', 'latency_left_out', 'latency_percentiles', 'failure_mix']
 
 
 # ----------------------------------------------------------------------------------------------
@@ -131,7 +132,8 @@ def _stage_key(labels: pd.Series) -> pd.Series:
 
 
 def failed_requests(frame: pd.DataFrame, system: str | None = None, stage: str | None = None,
-                    columns: Sequence[str] = ("system", "query_id", "failure_stage", "error")) -> pd.DataFrame:
+                    columns: Sequence[str] = ("system", "query_id", "failure_stage", "failure_attributed", "failure_rule",
+                                              "failure_reason", "error")) -> pd.DataFrame:
     """The failed requests (a non-null ``failure_stage``) of a records frame, optionally one
     system's and one stage's, with the columns that explain them (those present).
 
@@ -243,8 +245,11 @@ def rag_quality_table(report, metrics: Sequence[str] | None = None) -> pd.DataFr
     -------
     pandas.DataFrame
         Columns ``system``, ``metric``, ``mean``, ``coverage``, ``n_defined``, ``n``,
-        ``ci_low``, ``ci_high``. The ``success`` rows come from ``report.task_success`` (the
-        success rate with its Wilson interval); other metrics have no interval (NaN).
+        ``ci_low``, ``ci_high``, ``source`` (where that system's value comes from: "computed
+        from the judgements", "given in the file" - a RAGAS export's own column -, "computed
+        from the records" or "none"; decided per system). The ``success`` rows come from
+        ``report.task_success`` (the success rate with its Wilson interval); other metrics have
+        no interval (NaN).
     """
     names = list(metrics) if metrics is not None else list(report.metrics) + ["success"]
     rows = []
@@ -260,5 +265,174 @@ def rag_quality_table(report, metrics: Sequence[str] | None = None) -> pd.DataFr
             rows.append({"system": system, "metric": metric, "mean": float(score),
                          "coverage": float(score.params.get("coverage", np.nan)),
                          "n_defined": int(score.params.get("n_defined", 0)), "n": int(score.params.get("n", 0)),
-                         "ci_low": ci[0], "ci_high": ci[1]})
-    return pd.DataFrame(rows, columns=["system", "metric", "mean", "coverage", "n_defined", "n", "ci_low", "ci_high"])
+                         "ci_low": ci[0], "ci_high": ci[1],
+                         "source": str(score.params.get("source", "computed from the records"))})
+    return pd.DataFrame(rows, columns=["system", "metric", "mean", "coverage", "n_defined", "n", "ci_low", "ci_high",
+                                       "source"])
+
+
+def latency_left_out(per_query: pd.DataFrame, latency: str, metric: str | None = None,
+                     systems: Sequence[str] | None = None) -> pd.DataFrame:
+    """Per system: how many requests a latency chart shows and how many it leaves out, and why.
+
+    A request is left out when it has no ``latency`` value (split into failed requests,
+    ``success`` = 0, and the others) or, for a quality-against-latency chart, no ``metric``
+    value. A failed request that has a latency is shown (and counted in ``shown``).
+
+    Parameters
+    ----------
+    per_query : pandas.DataFrame
+        A records report's per-request table (``system``, the latency column, optionally
+        ``success`` 1/0/NaN and ``metric``).
+    latency : str
+        The latency column, e.g. ``latency_ms``.
+    metric : str, optional
+        The quality column of a quality-against-latency chart.
+    systems : sequence of str, optional
+        The systems shown (default all, in table order).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``system``, ``requests``, ``shown``, ``failed shown`` (failed requests with a
+        latency), ``left out: failed, no latency``, ``left out: no latency`` (not failed),
+        and with ``metric`` ``left out: no <metric>`` (requests with a latency but no value).
+
+    Raises
+    ------
+    EvalSuiteError
+        A named column is missing.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"system": ["a", "a", "a", "a"], "latency_ms": [120.0, None, 300.0, None],
+    ...                       "success": [1.0, 0.0, 0.0, 1.0]})
+    >>> latency_left_out(table, "latency_ms").iloc[0].to_dict()  # request 2 failed with no latency
+    {'system': 'a', 'requests': 4, 'shown': 2, 'failed shown': 1, 'left out: failed, no latency': 1, 'left out: no latency': 1}
+    """
+    for col in ("system", latency) + ((metric,) if metric else ()):
+        if col not in per_query:
+            raise EvalSuiteError(f"no {col!r} column in the per-request table", field=col)
+    frame = per_query if systems is None else per_query[per_query["system"].isin(list(systems))]
+    has_latency = frame[latency].notna().to_numpy()
+    failed = (frame["success"] == 0).to_numpy() if "success" in frame else np.zeros(len(frame), dtype=bool)
+    has_metric = frame[metric].notna().to_numpy() if metric else np.ones(len(frame), dtype=bool)
+    order = list(systems) if systems is not None else frame["system"].drop_duplicates().tolist()
+    names = frame["system"].to_numpy()
+    rows = []
+    for system in order:
+        mine = names == system
+        row = {"system": system, "requests": int(mine.sum()),
+               "shown": int((mine & has_latency & has_metric).sum()),
+               "failed shown": int((mine & has_latency & has_metric & failed).sum()),
+               "left out: failed, no latency": int((mine & ~has_latency & failed).sum()),
+               "left out: no latency": int((mine & ~has_latency & ~failed).sum())}
+        if metric:
+            row[f"left out: no {metric}"] = int((mine & has_latency & ~has_metric).sum())
+        rows.append(row)
+    columns = ["system", "requests", "shown", "failed shown", "left out: failed, no latency", "left out: no latency"]
+    return pd.DataFrame(rows, columns=columns + ([f"left out: no {metric}"] if metric else []))
+
+
+def latency_percentiles(per_query: pd.DataFrame, columns: dict, successful_only: bool = False) -> pd.DataFrame:
+    """Latency percentiles per system and stage from a records report's per-request table,
+    optionally over the successful requests only (``success`` = 1), as LLMPerf's summaries are.
+
+    Parameters
+    ----------
+    per_query : pandas.DataFrame
+        ``system``, the latency columns, and ``success`` when ``successful_only``.
+    columns : dict of str -> str
+        Latency column -> stage name (``{"latency_ms": "end_to_end"}``).
+    successful_only : bool
+        Leave out requests whose ``success`` is not 1 (unknown ones too).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns system, stage, unit, n, mean, p50, p90, p95, p99 (as
+        ``RecordsReport.latency_table``), computed by :func:`evalsuite.latency_summary`.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"system": ["a"] * 3, "latency_ms": [100.0, 200.0, 900.0], "success": [1, 1, 0]})
+    >>> latency_percentiles(table, {"latency_ms": "end_to_end"}, successful_only=True)[["n", "mean", "p50"]]
+       n   mean    p50
+    0  2  150.0  150.0
+    """
+    from ..rag import LATENCY_STATISTICS, latency_summary
+
+    frame = per_query
+    if successful_only:
+        if "success" not in per_query:
+            raise EvalSuiteError("no 'success' column: cannot keep the successful requests only", field="success")
+        frame = per_query[per_query["success"] == 1]
+    rows = []
+    for system in per_query["system"].drop_duplicates().tolist():
+        part = frame[frame["system"] == system]
+        for column, stage in columns.items():
+            values = pa.array(part[column].to_numpy(dtype=np.float64, na_value=np.nan), from_pandas=True)  # NaN: None
+            summary = latency_summary(values, unit="ms")
+            rows.append({"system": system, "stage": stage, "unit": "ms", "n": summary["mean"].params["n_valid"],
+                         **{name: float(summary[name]) for name in LATENCY_STATISTICS}})
+    return pd.DataFrame(rows, columns=["system", "stage", "unit", "n", *LATENCY_STATISTICS])
+
+
+def failure_mix(report, systems: Sequence[str]) -> pd.DataFrame:
+    """How the failure mix shifts between systems: per stage, each system's failed-request count
+    and share of its failed requests, and the shift of the last system's share against the first's.
+
+    Parameters
+    ----------
+    report : RecordsReport
+        From :func:`evalsuite.evaluate_records` (its ``failures``: counts per stage).
+    systems : sequence of str
+        Two (or more) systems of the report, the first the baseline.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per stage of the taxonomy (in taxonomy order): ``stage``, then per system
+        ``<system> count`` and ``<system> share`` (of that system's failed requests; NaN when
+        it has none), then ``shift`` = last share - first share.
+
+    Raises
+    ------
+    EvalSuiteError
+        Fewer than two systems, or a system without failure data.
+
+    Examples
+    --------
+    >>> import evalsuite as es
+    >>> rows = [{"query_id": "1", "system": "a", "failure_stage": "retrieval"},
+    ...         {"query_id": "2", "system": "a", "failure_stage": "generation"},
+    ...         {"query_id": "1", "system": "b", "failure_stage": "generation"}]
+    >>> report = es.evaluate_records(es.Records.from_rows(rows))
+    >>> failure_mix(report, ["a", "b"]).head(3)
+            stage  a count  a share  b count  b share  shift
+    0   retrieval        1      0.5        0      0.0   -0.5
+    1    evidence        0      0.0        0      0.0    0.0
+    2  generation        1      0.5        1      1.0    0.5
+    """
+    systems = list(systems)
+    if len(systems) < 2:
+        raise EvalSuiteError("the failure mix compares at least two systems", field="systems", value=systems)
+    for system in systems:
+        if system not in report.failures:
+            raise EvalSuiteError("no failure data for this system (no failure_stage or success in its records)",
+                                 field="system", value=system)
+    stages = list(report.failures[systems[0]].params["stages"])
+    for system in systems[1:]:
+        stages += [s for s in report.failures[system].params["stages"] if s not in stages]
+    table = pd.DataFrame({"stage": stages})
+    shares = []
+    for system in systems:
+        info = report.failures[system].params["stages"]
+        counts = np.array([info.get(s, {}).get("count", 0) for s in stages], dtype=np.int64)
+        total = counts.sum()
+        share = counts / total if total else np.full(len(stages), np.nan)
+        table[f"{system} count"] = counts
+        table[f"{system} share"] = share
+        shares.append(share)
+    table["shift"] = shares[-1] - shares[0]
+    return table

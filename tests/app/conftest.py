@@ -30,5 +30,7 @@ def cranfield():
 
 @pytest.fixture(scope="module")
 def records_report():
-    records = es.concat_records([es.read_records(RAG / "ragtruth_qa.jsonl"), es.read_records(RAG / "llmperf_requests.jsonl")])
+    records = es.concat_records([es.read_records(RAG / name) for name in (
+        "ragtruth_qa.jsonl", "llmperf_requests.jsonl", "ares_judge_examples.jsonl", "ragchecker_examples.jsonl")])
+    records = es.with_attributed_failures(records)  # as the dashboard does
     return records, es.evaluate_records(records)

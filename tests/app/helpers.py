@@ -108,7 +108,8 @@ def markdown_texts(at: AppTest) -> list[tuple[str, str]]:
 
 SAMPLE_FILES = [("qrels", CRANFIELD / "qrels.trec", None), ("run", CRANFIELD / "run_bm25.trec", "BM25"),
                 ("run", CRANFIELD / "run_bm25l.trec", "BM25L"), ("records", RAG / "ragtruth_qa.jsonl", None),
-                ("records", RAG / "llmperf_requests.jsonl", None)]
+                ("records", RAG / "llmperf_requests.jsonl", None), ("records", RAG / "ares_judge_examples.jsonl", None),
+                ("records", RAG / "ragchecker_examples.jsonl", None)]
 MINE = b"".join(f"{q} Q0 {d} {r} {10 - r} mine\n".encode() for q in ("1", "2", "3", "4") for r, d in
                 enumerate(("184", "29", "31", "12", "51"), start=1))
 

@@ -45,3 +45,22 @@ def test_compare_records_systems(records_report):
                  for n in ("gpt-4-0613", "llama-2-7b-chat")}
     expected = compare_per_query(per_query, metrics=["faithfulness", "success"], baseline="gpt-4-0613").table
     pd.testing.assert_frame_equal(table.reset_index(drop=True), expected.reset_index(drop=True), check_dtype=False)
+
+
+def test_compare_shows_how_the_failure_mix_shifts():
+    import json
+
+    from .helpers import RAG
+
+    """Issue 15: bedrock_13b fails only at generation (97 given -100 rows), lepton_7b only at
+    orchestration (130 rate-limited): the mix moves by 100 points from one stage to the other."""
+    rows = [json.loads(line) for line in (RAG / "llmperf_requests.jsonl").open()]
+    at = open_page("compare", query={"compare_source": "per-request records", "compare_a": "bedrock_13b",
+                                     "compare_b": "lepton_7b"})
+    mix = next(d.value for d in at.dataframe if "shift" in d.value.columns).set_index("stage")
+    for system in ("bedrock_13b", "lepton_7b"):
+        failed = [r["failure_stage"] for r in rows if r["system"] == system and r["failure_stage"]]
+        for stage in mix.index:
+            assert mix.loc[stage, f"{system} count"] == failed.count(stage)
+    assert mix.loc["generation", "shift"] == -1.0 and mix.loc["orchestration", "shift"] == 1.0
+    assert mix.loc["retrieval", "shift"] == 0.0

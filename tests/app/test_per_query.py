@@ -38,3 +38,7 @@ def test_per_query_records_view_shows_the_request():
     assert row["question"] in shown and row["answer"] in shown
     contexts = next(df.value for df in at.dataframe if "context" in df.value.columns)
     assert contexts["context"].tolist() == row["contexts"]
+    # Judgements as the file has them (Python True/False/None), never numpy reprs such as np.True_.
+    judgements = next(df.value for df in at.dataframe if "values" in df.value.columns).set_index("field")
+    assert judgements.loc["answer_claims_supported", "values"] == str(row["answer_claims_supported"])
+    assert "np." not in " ".join(judgements["values"])

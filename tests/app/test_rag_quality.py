@@ -26,3 +26,35 @@ def test_rag_quality_numbers_equal_evaluate_records(records_report):
     rows = [json.loads(line) for line in (RAG / "ragtruth_qa.jsonl").open()]
     gpt4 = [r["success"] for r in rows if r["system"] == "gpt-4-0613"]
     assert success.loc["gpt-4-0613", "success rate"] == pytest.approx(np.mean(gpt4), abs=1e-12)
+
+
+def test_a_ragas_csv_next_to_the_samples_shows_its_own_scores():
+    """Issue 15: a RAGAS result saved with to_pandas().to_csv() shows its own faithfulness with the
+    sample records loaded too (the samples carry judgement lists), and says where each value is from."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"user_input": ["q1", "q2"], "retrieved_contexts": [["a", "b"], ["c"]],
+                          "response": ["x", "y"], "reference": ["x", "z"], "faithfulness": [1.0, 0.5],
+                          "factual_correctness(mode=f1)": [0.25, float("nan")]})
+    at = open_page("rag_quality", pending=[("records", "my_ragas.csv", frame.to_csv().encode())],
+                   query={"rag_quality_systems": ["my_ragas", "gpt-4-0613"]})
+    summary = at.dataframe[0].value
+    assert summary.loc["my_ragas", "faithfulness"] == 0.75  # (1.0 + 0.5) / 2, the file's own values
+    assert summary.loc["my_ragas", "factual_correctness"] == 0.25
+    assert summary.loc["my_ragas", "factual_correctness coverage"] == 0.5
+    rows = [json.loads(line) for line in (RAG / "ragtruth_qa.jsonl").open()]
+    gpt4 = [np.mean(r["answer_claims_supported"]) for r in rows if r["system"] == "gpt-4-0613" and r["answer_claims_supported"]]
+    assert summary.loc["gpt-4-0613", "faithfulness"] == pytest.approx(np.mean(gpt4), abs=1e-12)
+    sources = next(d.value for d in at.dataframe
+                   if "faithfulness" in d.value.columns and (d.value.astype(str) == "given in the file").any().any())
+    assert sources.loc["my_ragas", "faithfulness"] == "given in the file"
+    assert sources.loc["gpt-4-0613", "faithfulness"] == "computed from the judgements"
+    assert not [w.value for w in at.warning]
+
+
+def test_table_success_table_and_chart_list_the_systems_in_one_order():
+    at = open_page("rag_quality", query={"rag_quality_metric": "faithfulness"})
+    order = list(at.dataframe[0].value.index)
+    assert list(at.dataframe[1].value["system"]) == [s for s in order if s in set(at.dataframe[1].value["system"])]
+    chart = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert chart["data"][0]["x"] == order

@@ -42,7 +42,7 @@ def test_upload_of_a_bad_file_is_a_plain_message_and_keeps_the_data():
     assert any(e.startswith("half.qrels") for e in errors), errors
     assert any("bad.jsonl" in e and "latency_ms" in e for e in errors), errors
     assert all("Traceback" not in e for e in errors)
-    assert texts(at.subheader)[1:4] == ["Runs (2)", "Qrels (1)", "Per-request records (2)"]
+    assert texts(at.subheader)[1:4] == ["Runs (2)", "Qrels (1)", "Per-request records (4)"]
     at.switch_page("pages/overview.py").run()
     assert list(at.dataframe[0].value.index) == ["BM25", "BM25L"]
 

@@ -178,3 +178,34 @@ def test_selecting_a_row_opens_that_query(server, page):
     wait_tables(page)
     assert page.locator('[data-testid="stMain"]').inner_text().count(f"Query {wanted}:") == 1
     no_exception(page)
+
+
+def test_failures_page_shows_several_stages_with_the_rule_of_each_request(server, page):
+    """Issue 15: on the samples, ARES's examples fail at retrieval and at generation; the pie has
+    both slices and the table gives each request's rule and reason (screenshot:
+    test-output/screenshots/failures_attributed_stages.png)."""
+    page.goto(f"{server.url}/failures?failures_system=ares_judge_examples")
+    wait_idle(page)
+    wait_charts(page, 2)
+    wait_tables(page)
+    no_exception(page)
+    assert page.locator(".js-plotly-plot .pielayer .slice").count() == 2
+    labels = set(page.locator(".js-plotly-plot .yaxislayer-above .ytick text").all_text_contents())
+    assert labels == {"retrieval", "generation"}
+    rows = table_rows(page, 2)
+    header = rows[0]
+    assert {"failure_stage", "attributed", "rule", "reason"} <= set(header)
+    rules = {row[header.index("rule")] for row in rows[1:]}
+    assert rules == {"no relevant chunk", "unsupported answer claims"}
+    screenshot(page, "failures_attributed_stages")
+
+
+def test_compare_shows_the_failure_mix_of_two_systems(server, page):
+    """Issue 15: the failure-mix bars of two LLMPerf endpoints (screenshot compare_failure_mix.png)."""
+    page.goto(f"{server.url}/compare?compare_source=per-request+records&compare_a=bedrock_13b&compare_b=lepton_7b")
+    wait_idle(page)
+    wait_charts(page, 1)
+    no_exception(page)
+    titles = page.locator(".js-plotly-plot .gtitle").all_text_contents()
+    assert "Failure mix: bedrock_13b vs lepton_7b" in titles
+    screenshot(page, "compare_failure_mix")
