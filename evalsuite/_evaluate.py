@@ -265,7 +265,8 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
     ------
     EvalSuiteError
         Unknown metric, k <= 0, rel_level <= 0, unknown ``queries``, no query to evaluate (run
-        and qrels share no query id); a qrels or run argument of another type; everything
+        and qrels share no query id; an empty run is not an error under ``queries="qrels"``:
+        every qrels query scores 0, with a warning); a qrels or run argument of another type; everything
         :func:`evalsuite.read_run` and :func:`evalsuite.read_qrels` raise for a path.
 
     References
@@ -313,7 +314,10 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
         if qrels_set - run_set:
             warnings.append(f"queries='intersection': {len(qrels_set - run_set)} qrels queries missing from the run "
                             "are left out of the means (trec_eval without -c); the default 'qrels' scores them 0")
-    if not (run_set & qrels_set):
+    if not run_set and queries == "qrels":
+        warnings.append(f"the run is empty: every one of the {len(qrels_set)} qrels queries scores 0 (a qrels "
+                        "query missing from the run scores 0)")
+    elif not (run_set & qrels_set):
         raise EvalSuiteError(
             f"no query to evaluate: the run's {len(run_set)} query ids and the qrels' {len(qrels_set)} have none in common "
             f"(run ids such as {sorted(run_set)[:3]}, qrels ids such as {sorted(qrels_set)[:3]})",

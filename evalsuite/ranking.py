@@ -164,9 +164,8 @@ class _MetricComputer:
     def judged(self, k: int | None) -> np.ndarray:
         mask = self.j.row_judged if k is None else self.j.row_judged & (self.j.row_rank < k)
         counts = np.bincount(self.j.row_query[mask], minlength=self.j.n_queries).astype(np.float64)
-        if k is None:
-            return _safe_divide(counts, self.j.n_retrieved.astype(np.float64))
-        return counts / k
+        shown = self.j.n_retrieved if k is None else np.minimum(self.j.n_retrieved, k)
+        return _safe_divide(counts, shown.astype(np.float64))
 
     def compute(self, spec: MetricSpec) -> np.ndarray:
         base, k = spec.base, spec.k

@@ -80,14 +80,15 @@ def test_query_accounting_names_each_query_and_reason(report):
 
 def test_judged_table_by_hand(report):
     table = display.judged_table({"sys": report}, [2, 4])
-    # judged@k = judged docs in the top k / k: q1 top 2 = a, d -> 1/2; top 4 = a, d, c, b -> 3/4;
-    # q3: z judged -> 1/2 and 1/4. q2 is missing from the run: no docs, so not averaged (it
-    # scores 0 in the report's means, as trec_eval -c, which would read as holes in the qrels).
+    # judged@k = judged docs in the top k / min(k, docs retrieved) (ir_measures): q1 top 2 = a, d
+    # -> 1/2; top 4 = a, d, c, b -> 3/4; q3 retrieved only z (judged) -> 1/1 for both. q2 is
+    # missing from the run: no docs, so not averaged (it scores 0 in the report's means, as
+    # trec_eval -c, which would read as holes in the qrels).
     assert table.loc["sys", "queries answered"] == 2
-    assert table.loc["sys", "judged@2"] == pytest.approx((0.5 + 0.5) / 2)
-    assert table.loc["sys", "judged@4"] == pytest.approx((0.75 + 0.25) / 2)
-    assert report.means["judged@4"] == pytest.approx((0.75 + 0 + 0.25) / 3)
-    assert table.loc["sys", "queries with an unjudged doc in the top 4"] == 2
+    assert table.loc["sys", "judged@2"] == pytest.approx((0.5 + 1) / 2)
+    assert table.loc["sys", "judged@4"] == pytest.approx((0.75 + 1) / 2)
+    assert report.means["judged@4"] == pytest.approx((0.75 + 0 + 1) / 3)
+    assert table.loc["sys", "queries with an unjudged doc in the top 4"] == 1
 
 
 def test_judged_table_needs_the_metric(report):

@@ -38,7 +38,7 @@ def test_every_metric_matches_ranx_per_query(collection, rel_level):
     for k in CUTOFFS:
         pairs += [(f"precision@{k}", f"precision@{k}"), (f"recall@{k}", f"recall@{k}"),
                   (f"hit_rate@{k}", f"hit_rate@{k}"), (f"mrr@{k}", f"mrr@{k}"), (f"map@{k}", f"map@{k}"),
-                  (f"ndcg@{k}", f"ndcg@{k}"), (f"ndcg_burges@{k}", f"ndcg_burges@{k}")]
+                  (f"ndcg@{k}", f"ndcg@{k}"), (f"ndcg_burges@{k}", f"ndcg_burges@{k}"), (f"hits@{k}", f"hits@{k}")]
     pairs += [("map", "map"), ("mrr", "mrr"), ("ndcg", "ndcg"), ("ndcg_burges", "ndcg_burges")]
     suffix = "" if rel_level == 1 else f"-l{rel_level}"
     ranx_names = [r + suffix for _, r in pairs]
@@ -104,3 +104,23 @@ def test_list_api_matches_ranx(collection):
         assert np.max(np.abs(score.per_query - expected)) <= TOL, name
         assert float(score) == pytest.approx(expected.mean(), abs=TOL)
         assert score.params["n_queries"] == len(qids)
+
+
+def test_judged_matches_ir_measures_per_query(collection):
+    """Judged@k divides by min(k, docs retrieved), as ir_measures (which defines it) does."""
+    ir_measures = pytest.importorskip("ir_measures")
+    qrels, run, es_qrels, es_run = collection
+    measures = [ir_measures.Judged @ k for k in CUTOFFS]
+    reference = {}
+    for m in ir_measures.iter_calc(measures, qrels, run):
+        reference[(str(m.measure), m.query_id)] = m.value
+    report = es.evaluate(es_qrels, es_run, [f"judged@{k}" for k in CUTOFFS])
+    compared = 0
+    for k in CUTOFFS:
+        for qid in set(qrels) & set(run):
+            got = report.per_query.loc[qid, f"judged@{k}"]
+            assert abs(got - reference[(f"Judged@{k}", qid)]) <= TOL, (k, qid)
+            compared += 1
+    assert compared == len(CUTOFFS) * len(set(qrels) & set(run))
+    short = [q for q in set(qrels) & set(run) if len(run[q]) < 20]
+    assert short, "the collection must hold queries with fewer docs than the cutoff"
