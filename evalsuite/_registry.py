@@ -14,6 +14,7 @@ arithmetic written out. Adding a metric means adding one entry here and its kern
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -87,6 +88,18 @@ class Metric:
         Arguments of an input that must score the maximum (``None``: no such input).
     nothing_relevant : (mapping, float) or None
         An input with nothing relevant and the value the documented rule gives it.
+    trec_param : str or None
+        trec_eval's prefix of a measure with a real parameter (``iprec_at_recall`` for
+        ``iprec_at_recall_0.10``).
+    param, default_param : str, float or None
+        What the real parameter is (``"recall level in [0, 1]"``; "" when the metric takes
+        none) and its value when the name gives none (None: the name must give it).
+    aggregate : {"mean", "sum", "geometric"}
+        How per-query values make the corpus value: the mean; the sum (trec_eval's counts
+        num_ret, num_rel ...); the geometric mean with each value floored at 1e-5 (trec_eval's
+        gm_map, gm_bpref).
+    integer : bool
+        A count, printed without decimals in trec_eval's layout.
 
     Examples
     --------
@@ -117,6 +130,11 @@ class Metric:
     function_arguments: Mapping[str, Any] = field(default_factory=dict)
     perfect: Mapping[str, Any] | None = None
     nothing_relevant: tuple[Mapping[str, Any], float] | None = None
+    trec_param: str | None = None
+    param: str = ""
+    default_param: float | None = None
+    aggregate: str = "mean"
+    integer: bool = False
 
     @property
     def convention(self) -> str:
@@ -288,6 +306,181 @@ _ENTRIES = [
         perfect={**_PERFECT, "metric": "judged@2"},
     ),
     Metric(
+        name="r_precision", title="R-precision", kind="ranking",
+        summary="precision at rank R, the number of relevant docs",
+        formula="Rprec = |relevant docs in the top R| / R",
+        aliases={"ranx": ("r-precision",), "trec_eval": ("Rprec",), "ir_measures": ("Rprec",)},
+        parse_names=("r_precision", "r-precision", "rprec"), trec_whole="Rprec",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=(_RELEVANT, _R, "0 when R = 0"),
+        source="Buckley & Voorhees, Retrieval System Evaluation, in TREC: Experiment and Evaluation in IR, 2005; "
+               "trec_eval Rprec; ranx r-precision",
+        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "r_precision"}, 0.5,
+                            "R = 2 (d1, d3); top 2 = d3 (relevant), d2: 1 / 2 = 0.5"),),
+        perfect={**_PERFECT, "metric": "Rprec"}, nothing_relevant=({**_NOTHING[0], "metric": "Rprec"}, 0.0),
+    ),
+    Metric(
+        name="bpref", title="bpref", kind="ranking",
+        summary="how often relevant docs are ranked above judged non-relevant ones (unjudged docs ignored)",
+        formula="bpref = (1/R) sum over retrieved relevant r of (1 - min(n_r, R) / min(N, R)), n_r = judged "
+                "non-relevant docs ranked above r, N = judged non-relevant docs",
+        aliases={"ranx": ("bpref",), "trec_eval": ("bpref",), "ir_measures": ("Bpref",)},
+        parse_names=("bpref",), trec_whole="bpref",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=(_RELEVANT, _R, "judged non-relevant = grade from 0 to below rel_level; docs with a negative "
+                     "grade count as unjudged (trec_eval; ranx counts them non-relevant)",
+                     "a relevant doc with no non-relevant doc above it adds 1", "0 when R = 0"),
+        source="Buckley & Voorhees, Retrieval evaluation with incomplete information, SIGIR 2004; trec_eval bpref",
+        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": {"q1": {"a": 1, "b": 0, "c": 1, "e": 0}},
+                             "run": {"q1": {"b": 4.0, "a": 3.0, "d": 2.0, "c": 1.0}}, "metric": "bpref"}, 0.5,
+                            "R = 2, N = 2; ranking b (non-relevant), a, d (unjudged, skipped), c: a and c each have "
+                            "1 non-relevant above: (1 - 1/2) + (1 - 1/2) = 1, / R = 0.5"),
+                 TestVector({"qrels": _GRADED, "run": _RUN, "metric": "bpref"}, 1.0,
+                            "d4 (non-relevant) not retrieved, d2 unjudged: no non-relevant above d3 or d1: 2 / 2 = 1")),
+        perfect={**_PERFECT, "metric": "bpref"}, nothing_relevant=({**_NOTHING[0], "metric": "bpref"}, 0.0),
+    ),
+    Metric(
+        name="iprec_at_recall", title="Interpolated precision at recall r", kind="ranking",
+        summary="the highest precision at any rank where recall is at least r (the 11-point curve)",
+        formula="iprec(r) = max over ranks i with recall@i >= r of P@i; the level r is reached at the j-th "
+                "relevant doc with j = round(r x R)",
+        aliases={"trec_eval": ("iprec_at_recall_r",), "ir_measures": ("IPrec@r",)},
+        parse_names=("iprec_at_recall", "iprec"), trec_param="iprec_at_recall",
+        param="recall level r in [0, 1]",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=(_RELEVANT, _R, "j = round(r x R), halves away from zero (trec_eval 10's lround; trec_eval 9 "
+                     "added 0.9 and truncated)", "0 when fewer than j relevant docs are retrieved, and when R = 0"),
+        source="Manning, Raghavan & Schütze, Introduction to IR, 2008, sec. 8.4; trec_eval iprec_at_recall",
+        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "iprec_at_recall_1.00"}, 2 / 3,
+                            "relevant at ranks 1 (P = 1) and 3 (P = 2/3); r = 1: j = 2, max(2/3) = 0.6667"),
+                 TestVector({"qrels": {"q1": {"d2": 1, "d1": 1}}, "run": _RUN, "metric": "iprec_at_recall@0.5"},
+                            2 / 3, "relevant at ranks 2 (P = 1/2) and 3 (P = 2/3); r = 0.5: j = 1, "
+                            "max(1/2, 2/3) = 0.6667 (interpolated up)")),
+        perfect={**_PERFECT, "metric": "iprec_at_recall_0.50"},
+        nothing_relevant=({**_NOTHING[0], "metric": "iprec_at_recall_0.00"}, 0.0),
+    ),
+    Metric(
+        name="gm_map", title="GM-MAP", kind="ranking",
+        summary="average precision, averaged over queries with the geometric mean (rewards consistency)",
+        formula="gm_map = exp(mean over queries of log(max(AP, 0.00001)))",
+        aliases={"trec_eval": ("gm_map",)},
+        trec_whole="gm_map",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=(_RELEVANT, _R, "per query: AP as `map`; the corpus value is the geometric mean with every "
+                     "AP floored at 0.00001 (trec_eval), a qrels query missing from the run counting as 0.00001"),
+        source="Robertson, On GMAP, CIKM 2006; trec_eval gm_map",
+        function="evalsuite.evaluate", pages=_RANKING_PAGES, aggregate="geometric",
+        vectors=(TestVector({"qrels": {**_GRADED, "q2": {"x": 1}}, "run": {**_RUN, "q2": {"y": 1.0}}, "metric": "gm_map"},
+                            math.sqrt(5 / 6 * 1e-5),
+                            "AP q1 = (1 + 2/3) / 2 = 0.8333, q2 = 0 -> 0.00001: sqrt(0.8333 x 0.00001) = 0.0028868"),),
+        perfect={**_PERFECT, "metric": "gm_map"}, nothing_relevant=({**_NOTHING[0], "metric": "gm_map"}, 1e-5),
+    ),
+    Metric(
+        name="num_ret", title="Docs retrieved", kind="ranking",
+        summary="number of docs the run returned for the query (trec_eval's summary line)",
+        formula="num_ret = |ranked list| (cut at -M / max_docs)",
+        aliases={"trec_eval": ("num_ret",), "ir_measures": ("NumRet",)},
+        trec_whole="num_ret",
+        higher_is_better=True, value_range=(0.0, float("inf")), cutoff="",
+        conventions=("a count; the corpus value is the sum over queries (trec_eval)",),
+        source="trec_eval num_ret", function="evalsuite.evaluate", pages=("Overview",), aggregate="sum", integer=True,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "num_ret"}, 3.0, "d3, d2, d1: 3"),),
+    ),
+    Metric(
+        name="num_rel", title="Relevant docs", kind="ranking",
+        summary="number of relevant docs in the qrels for the query (R)",
+        formula="num_rel = R",
+        aliases={"trec_eval": ("num_rel",), "ir_measures": ("NumRel",)},
+        trec_whole="num_rel",
+        higher_is_better=True, value_range=(0.0, float("inf")), cutoff="",
+        conventions=(_R, "a count; the corpus value is the sum over the evaluated queries (trec_eval; with -c and "
+                     "-l above 1 trec_eval sums grades > 0 instead, which this does not copy)"),
+        source="trec_eval num_rel", function="evalsuite.evaluate", pages=("Overview",), aggregate="sum", integer=True,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "num_rel"}, 2.0, "d1 (2), d3 (1); d4 (0) not: 2"),),
+    ),
+    Metric(
+        name="num_rel_ret", title="Relevant docs retrieved", kind="ranking",
+        summary="number of relevant docs in the whole ranked list",
+        formula="num_rel_ret = |relevant docs retrieved|",
+        aliases={"trec_eval": ("num_rel_ret",), "ir_measures": ("NumRelRet",)},
+        trec_whole="num_rel_ret",
+        higher_is_better=True, value_range=(0.0, float("inf")), cutoff="",
+        conventions=(_RELEVANT, "a count; the corpus value is the sum over queries (trec_eval); `hits` is the "
+                     "same per query, averaged (ranx)"),
+        source="trec_eval num_rel_ret", function="evalsuite.evaluate", pages=("Overview",), aggregate="sum",
+        integer=True,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "num_rel_ret"}, 2.0, "d3 and d1 retrieved: 2"),),
+        nothing_relevant=({**_NOTHING[0], "metric": "num_rel_ret"}, 0.0),
+    ),
+    Metric(
+        name="dcg", title="DCG@k", kind="ranking",
+        summary="discounted cumulative gain, not normalised (linear gains)",
+        formula="DCG@k = sum over ranks i <= k of g_i / log2(i + 1)",
+        aliases={"ranx": ("dcg@k",)},
+        parse_names=("dcg",),
+        higher_is_better=True, value_range=(0.0, float("inf")), cutoff=_WHOLE,
+        conventions=("gain = grade (linear); grades below rel_level get gain 0 (ranx)",),
+        source="Järvelin & Kekäläinen, TOIS 2002; ranx dcg@k",
+        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "dcg@10"}, 2.0,
+                            "1/log2(2) [d3, g 1] + 0 [d2] + 2/log2(4) [d1, g 2] = 1 + 1 = 2"),
+                 TestVector({"qrels": _GRADED, "run": _RUN, "metric": "dcg@2"}, 1.0, "d3 only: 1/log2(2) = 1")),
+        nothing_relevant=({**_NOTHING[0], "metric": "dcg@10"}, 0.0),
+    ),
+    Metric(
+        name="dcg_burges", title="DCG@k (exponential gains)", kind="ranking",
+        summary="discounted cumulative gain with gain 2^g - 1, not normalised",
+        formula="DCG@k = sum over ranks i <= k of (2^g_i - 1) / log2(i + 1)",
+        aliases={"ranx": ("dcg_burges@k",)},
+        parse_names=("dcg_burges",),
+        higher_is_better=True, value_range=(0.0, float("inf")), cutoff=_WHOLE,
+        conventions=("gain = 2^grade - 1; grades below rel_level get gain 0 (ranx)",),
+        source="Burges et al., ICML 2005; ranx dcg_burges@k",
+        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "dcg_burges@10"}, 2.5,
+                            "(2^1-1)/log2(2) + (2^2-1)/log2(4) = 1 + 1.5 = 2.5"),),
+        nothing_relevant=({**_NOTHING[0], "metric": "dcg_burges@10"}, 0.0),
+    ),
+    Metric(
+        name="f1", title="F1@k", kind="ranking",
+        summary="harmonic mean of P@k and R@k",
+        formula="F1@k = 2 P@k R@k / (P@k + R@k)",
+        aliases={"ranx": ("f1@k",)},
+        parse_names=("f1",),
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff=_WHOLE,
+        conventions=(_RELEVANT, _R, "P@k divided by k (by the docs retrieved without a cutoff), as ranx",
+                     "0 when P@k + R@k = 0"),
+        source="van Rijsbergen, Information Retrieval, 1979 (the F measure); ranx f1@k",
+        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "f1@2"}, 0.5,
+                            "P@2 = 1/2, R@2 = 1/2: 2 x 0.25 / 1 = 0.5"),
+                 TestVector({"qrels": _GRADED, "run": _RUN, "metric": "f1@10"}, 1 / 3,
+                            "P@10 = 2/10, R@10 = 2/2: 2 x 0.2 / 1.2 = 0.3333")),
+        perfect={**_PERFECT, "metric": "f1@2"}, nothing_relevant=({**_NOTHING[0], "metric": "f1@2"}, 0.0),
+    ),
+    Metric(
+        name="rbp", title="RBP (persistence p)", kind="ranking",
+        summary="rank-biased precision: gain a user with persistence p collects down the list",
+        formula="RBP = (1 - p) sum over ranks i of g_i p^(i - 1)",
+        aliases={"ranx": ("rbp.p",)},
+        parse_names=("rbp",), param="persistence p, 0 < p < 1 (ranx `rbp.95` = 0.95)",
+        higher_is_better=True, value_range=(0.0, float("inf")), cutoff="",
+        conventions=("gain = grade for docs with grade >= rel_level, else 0, not normalised (ranx: a graded "
+                     "qrels file can give values above 1); trec_eval's rbp scales gains to [0, 1] and is not "
+                     "this entry",),
+        source="Moffat & Zobel, Rank-biased precision for measurement of retrieval effectiveness, TOIS 2008; "
+               "ranx rbp.p",
+        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "rbp.5"}, 0.75,
+                            "(1 - 0.5) x (1 x 0.5^0 [d3] + 2 x 0.5^2 [d1]) = 0.5 x 1.5 = 0.75"),
+                 TestVector({"qrels": {"q1": {"d2": 1}}, "run": _RUN, "metric": "rbp@0.8"}, 0.2 * 0.8,
+                            "d2 at rank 2: (1 - 0.8) x 0.8 = 0.16")),
+        nothing_relevant=({**_NOTHING[0], "metric": "rbp.9"}, 0.0),
+    ),
+    Metric(
         name="context_precision", title="Context precision", kind="context",
         summary="whether the chunks useful for the reference answer are ranked first",
         formula="(sum over useful ranks k of P@k) / |useful chunks|, over the chunks' usefulness labels in rank order",
@@ -435,8 +628,10 @@ METRICS: Mapping[str, Metric] = MappingProxyType({m.name: m for m in _ENTRIES})
 
 # trec_eval's measure table, for the command line: the order trec_eval prints measures in (the
 # families EvalSuite computes) and the cutoffs a bare family name stands for (`-m P`).
-TREC_PRINT_ORDER = ("map", "recip_rank", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success")
+TREC_PRINT_ORDER = ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+                    "iprec_at_recall", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success")
 TREC_FAMILY_CUTOFFS = {
+    "iprec_at_recall": (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
     "P": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
     "recall": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
     "map_cut": (5, 10, 15, 20, 30, 100, 200, 500, 1000),

@@ -22,18 +22,36 @@ from .io import read_qrels, read_run
 from ._validate import safe_csv
 
 _FAMILY_CUTOFFS = TREC_FAMILY_CUTOFFS
-# What trec_eval prints without -m, restricted to the measures EvalSuite computes.
-DEFAULT_MEASURES = ("map", "recip_rank", *(f"P_{k}" for k in _FAMILY_CUTOFFS["P"]))
+# What trec_eval prints without -m (its "official" set), in its order.
+DEFAULT_MEASURES = ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+                    *(f"iprec_at_recall_{r:.2f}" for r in _FAMILY_CUTOFFS["iprec_at_recall"]),
+                    *(f"P_{k}" for k in _FAMILY_CUTOFFS["P"]))
+# Families whose parameter is a real number, printed with 2 decimals (iprec_at_recall_0.10).
+_REAL_FAMILIES = {"iprec_at_recall"}
+
+
+def _family_parameter(family: str, text: str) -> str:
+    if family in _REAL_FAMILIES:
+        try:
+            return f"{float(text):.2f}"
+        except ValueError:
+            return text  # left for the metric parser to reject with its message
+    return text
 
 
 def expand_measures(names: list[str]) -> list[str]:
-    """Expand trec_eval measure families: ``P`` -> P_5 ... P_1000, ``P.5,10`` -> P_5, P_10."""
+    """Expand trec_eval measure families: ``P`` -> P_5 ... P_1000, ``P.5,10`` -> P_5, P_10,
+    ``iprec_at_recall..10,.5`` -> iprec_at_recall_0.10, iprec_at_recall_0.50; ``official`` is
+    trec_eval's default set."""
     out: list[str] = []
     for name in names:
+        if name == "official":
+            out.extend(DEFAULT_MEASURES)
+            continue
         family, dot, cutoffs = name.partition(".")
         if family in _FAMILY_CUTOFFS and (not dot or cutoffs):
             ks = cutoffs.split(",") if dot else [str(k) for k in _FAMILY_CUTOFFS[family]]
-            out.extend(f"{family}_{k}" for k in ks)
+            out.extend(f"{family}_{_family_parameter(family, k)}" for k in ks)
         else:
             out.append(name)
     return list(dict.fromkeys(out))
@@ -52,6 +70,11 @@ def trec_order(names: list[str]) -> list[str]:
         family, _, cutoff = name.rpartition("_") if name not in _TREC_ORDER else (name, "", "")
         if family in _TREC_ORDER and (not cutoff or cutoff.isdigit()):
             return (0, _TREC_ORDER.index(family), int(cutoff or 0))
+        if family in _TREC_ORDER and family in _REAL_FAMILIES:
+            try:
+                return (0, _TREC_ORDER.index(family), float(cutoff))
+            except ValueError:
+                pass
         return (1, 0, 0)
 
     trec = sorted((n for n in names if rank(n)[0] == 0), key=rank)
@@ -90,8 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("run", help="run file (same formats)")
     parser.add_argument("-m", "--measure", action="append", default=None, metavar="METRIC",
                         help="metric: ranx style (ndcg@10, map@100, mrr@10, precision@10, recall@100, hit_rate@10) "
-                        "or trec_eval (P_10, P.5,10, P, ndcg_cut.10, map, recip_rank); repeatable. "
-                        "Default: map, recip_rank, P_5 ... P_1000")
+                        "or trec_eval (P_10, P.5,10, P, ndcg_cut.10, map, recip_rank, bpref, official); repeatable. "
+                        "Default: trec_eval's (num_ret ... map, gm_map, Rprec, bpref, recip_rank, "
+                        "iprec_at_recall_0.00 ... 1.00, P_5 ... P_1000)")
     parser.add_argument("-q", "--per-query", action="store_true", help="also print a row per query")
     parser.add_argument("--format", choices=("table", "csv", "json"), default="table",
                         help="table: trec_eval's layout (default); csv: one column per metric, safe to open in a "
@@ -102,6 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "or only queries in both files (trec_eval without -c)")
     parser.add_argument("-c", dest="complete", action="store_true",
                         help="accepted for trec_eval compatibility: same as --queries qrels")
+    parser.add_argument("-M", dest="max_docs", type=int, default=None, metavar="N",
+                        help="evaluate only the top N docs of each query (trec_eval -M)")
     parser.add_argument("--duplicates", choices=("error", "max"), default="error",
                         help="a doc listed twice for one query: error (default, like trec_eval) or keep the max")
     parser.add_argument("--format-run", dest="run_format", default=None, help="run file format if not detected")
@@ -117,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         measures = trec_order(expand_measures(args.measure) if args.measure else list(DEFAULT_MEASURES))
         qrels = read_qrels(args.qrels, args.qrels_format, duplicates=args.duplicates)
         run = read_run(args.run, args.run_format, duplicates=args.duplicates)
-        report = evaluate(qrels, run, measures, queries="qrels" if args.complete else args.queries, rel_level=rel_level)
+        report = evaluate(qrels, run, measures, queries="qrels" if args.complete else args.queries, rel_level=rel_level,
+                          max_docs=args.max_docs)
     except EvalSuiteError as exc:
         print(f"evalsuite: error: {exc}", file=sys.stderr)
         return 2

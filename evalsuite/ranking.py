@@ -167,12 +167,99 @@ class _MetricComputer:
         shown = self.j.n_retrieved if k is None else np.minimum(self.j.n_retrieved, k)
         return _safe_divide(counts, shown.astype(np.float64))
 
+    # trec_eval's summary counts and whole-list measures (trec_eval 10's m_*.c, one loop per query
+    # there; one pass over all rows here).
+
+    def num_ret(self, k: int | None) -> np.ndarray:
+        return self.j.n_retrieved.astype(np.float64)
+
+    def num_rel(self, k: int | None) -> np.ndarray:
+        return self.n_relevant.copy()
+
+    def num_rel_ret(self, k: int | None) -> np.ndarray:
+        return self.hits(None)
+
+    def gm_map(self, k: int | None) -> np.ndarray:
+        return self.map(None)
+
+    def _first_row(self) -> np.ndarray:
+        """Index of each query's first row (n_queries,), -1 when it has no rows."""
+        first = np.full(self.j.n_queries, -1, dtype=np.int64)
+        if self.j.row_query.size:
+            starts = np.flatnonzero(np.concatenate(([True], self.j.row_query[1:] != self.j.row_query[:-1])))
+            first[self.j.row_query[starts]] = starts
+        return first
+
+    def r_precision(self, k: int | None) -> np.ndarray:
+        rows = self.relevant_rows(None)
+        inside = rows[self.j.row_rank[rows] < self.n_relevant[self.j.row_query[rows]]]
+        return _safe_divide(self._bincount(inside), self.n_relevant)
+
+    def bpref(self, k: int | None) -> np.ndarray:
+        j = self.j
+        nonrel = j.row_judged & (j.row_grade >= 0) & (j.row_grade < self.rel_level)
+        before = np.cumsum(nonrel) - nonrel  # judged non-relevant rows above each row, over all queries
+        first = self._first_row()
+        nonrel_above = before - (before[first[j.row_query]] if j.row_query.size else 0)
+        judged_nonrel = (self.j.judged_grade >= 0) & (self.j.judged_grade < self.rel_level)
+        n_nonrel = np.bincount(self.j.judged_query[judged_nonrel], minlength=j.n_queries).astype(np.float64)
+        rows = self.relevant_rows(None)
+        q = j.row_query[rows]
+        above = nonrel_above[rows].astype(np.float64)
+        r = self.n_relevant[q]
+        denominator = np.minimum(n_nonrel[q], r)
+        share = np.zeros(rows.size)
+        np.divide(np.minimum(above, r), denominator, out=share, where=above > 0)
+        return _safe_divide(np.bincount(q, weights=1.0 - share, minlength=j.n_queries), self.n_relevant)
+
+    def iprec_at_recall(self, level: float) -> np.ndarray:
+        """trec_eval's interpolated precision at recall ``level`` (m_iprec_at_recall.c)."""
+        rows = self.relevant_rows(None)
+        q = self.j.row_query[rows]
+        position = group_positions(q)  # 0-based j - 1 among the query's relevant retrieved docs
+        precision = (position + 1) / (self.j.row_rank[rows] + 1)
+        # Max of the precision at this and every later relevant doc of the query, exactly: over the
+        # rank of each value among all values, shifted per query so one accumulate runs over all.
+        values, value_rank = np.unique(precision, return_inverse=True)
+        shift = (q.max() - q if q.size else q).astype(np.int64) * (values.size + 1)
+        key = (value_rank + shift)[::-1]
+        interpolated = values[(np.maximum.accumulate(key) - shift[::-1])[::-1]] if q.size else precision
+        n_rel_ret = np.bincount(q, minlength=self.j.n_queries)
+        first = np.full(self.j.n_queries, -1, dtype=np.int64)
+        starts = np.flatnonzero(position == 0)
+        first[q[starts]] = starts
+        needed = np.floor(level * self.n_relevant + 0.5).astype(np.int64)  # lround; level * R >= 0
+        out = np.zeros(self.j.n_queries)
+        ok = (n_rel_ret > 0) & (needed <= n_rel_ret)
+        out[ok] = interpolated[first[ok] + np.maximum(needed[ok], 1) - 1]
+        return out
+
+    def dcg(self, k: int | None, exponential: bool = False) -> np.ndarray:
+        rows = self.relevant_rows(k)
+        discount = 1.0 / np.log2(self.j.row_rank[rows] + 2.0)
+        return np.bincount(self.j.row_query[rows], weights=self._gain(self.j.row_grade[rows], exponential) * discount,
+                           minlength=self.j.n_queries)
+
+    def f1(self, k: int | None) -> np.ndarray:
+        precision = self.precision(k)
+        recall = self.recall(k)
+        return _safe_divide(2 * precision * recall, precision + recall)
+
+    def rbp(self, p: float) -> np.ndarray:
+        rows = self.relevant_rows(None)
+        weights = self.j.row_grade[rows] * np.power(p, self.j.row_rank[rows].astype(np.float64)) * (1.0 - p)
+        return np.bincount(self.j.row_query[rows], weights=weights, minlength=self.j.n_queries)
+
     def compute(self, spec: MetricSpec) -> np.ndarray:
         base, k = spec.base, spec.k
         if base == "ndcg":
             return self.ndcg(k, exponential=False)
         if base == "ndcg_burges":
             return self.ndcg(k, exponential=True)
+        if base == "dcg_burges":
+            return self.dcg(k, exponential=True)
+        if spec.param is not None:
+            return getattr(self, base)(spec.param)
         return getattr(self, base)(k)
 
 

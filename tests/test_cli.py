@@ -15,12 +15,23 @@ def _run(*args):
     return subprocess.run([sys.executable, "-m", "evalsuite", *map(str, args)], capture_output=True, text=True, cwd=ROOT)
 
 
-def test_default_output_equals_trec_eval_lines_for_the_same_measures():
+def test_default_output_equals_trec_eval_out_test():
     result = _run(TREC / "qrels.test", TREC / "results.test")
     assert result.returncode == 0, result.stderr
-    expected = [line for line in (TREC / "out.test").read_text().splitlines()
-                if line.split()[0] in {"runid", "num_q", "map", "recip_rank"} or line.startswith("P_")]
-    assert result.stdout.splitlines() == expected
+    assert result.stdout == (TREC / "out.test").read_text()  # diff empty: every line, in trec_eval's order
+
+
+def test_max_docs_per_query_flag():
+    # -M 100: num_ret per query at most 100 (trec_eval -M100 -> out.test.aqcM).
+    result = _run(TREC / "qrels.test", TREC / "results.trunc", "-c", "-q", "-M", "100", "-m", "num_ret", "-m", "P.5")
+    expected = read_trec_eval_output(TREC / "out.test.aqcM")
+    rows = [line.split("\t") for line in result.stdout.splitlines()]
+    checked = 0
+    for measure, query, value in rows:
+        if measure.strip() in ("num_ret", "P_5"):
+            assert value == expected[(measure.strip(), query)], (measure, query)
+            checked += 1
+    assert checked == 8 and expected[("num_ret", "all")] == "184"
 
 
 def test_per_query_rows_with_dash_q_and_dash_c():
@@ -70,7 +81,7 @@ def test_bad_input_is_a_message_and_exit_code_2():
     result = _run(TREC / "results.test", TREC / "results.test")
     assert result.returncode == 2
     assert result.stderr.startswith("evalsuite: error: results.test, line 1") and "Traceback" not in result.stderr
-    result = _run(TREC / "qrels.test", TREC / "results.test", "-m", "bpref")
+    result = _run(TREC / "qrels.test", TREC / "results.test", "-m", "infAP")
     assert result.returncode == 2 and "unknown metric" in result.stderr
 
 
