@@ -330,7 +330,9 @@ _ENTRIES = [
         higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
         conventions=(_RELEVANT, _R, "judged non-relevant = grade from 0 to below rel_level; docs with a negative "
                      "grade count as unjudged (trec_eval; ranx counts them non-relevant)",
-                     "a relevant doc with no non-relevant doc above it adds 1", "0 when R = 0"),
+                     "a relevant doc with no non-relevant doc above it adds 1", "0 when R = 0",
+                     "trec_eval's bpref, query by query (pytrec-eval-terrier); ranx 0.3.21's bpref differs on "
+                     "many queries (it scores 0 where trec_eval does not) and is not followed"),
         source="Buckley & Voorhees, Retrieval evaluation with incomplete information, SIGIR 2004; trec_eval bpref",
         function="evalsuite.evaluate", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": {"q1": {"a": 1, "b": 0, "c": 1, "e": 0}},
@@ -479,6 +481,26 @@ _ENTRIES = [
                  TestVector({"qrels": {"q1": {"d2": 1}}, "run": _RUN, "metric": "rbp@0.8"}, 0.2 * 0.8,
                             "d2 at rank 2: (1 - 0.8) x 0.8 = 0.16")),
         nothing_relevant=({**_NOTHING[0], "metric": "rbp.9"}, 0.0),
+    ),
+    Metric(
+        name="err", title="ERR@k", kind="ranking",
+        summary="expected reciprocal rank: a cascade user stops at a doc with probability set by its grade",
+        formula="R_i = (2^g_i - 1) / 2^4; ERR@k = sum over ranks i <= k of (R_i / i) x prod over j < i of (1 - R_j)",
+        aliases={"ir_measures": ("ERR@k",)},
+        parse_names=("err",),
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff=_WHOLE,
+        conventions=("maximum grade 4 (gdeval's MAX_JUDGMENT, which ir_measures runs); a higher grade is an error",
+                     "grades below rel_level (and negative ones) give R = 0; at rel_level 1 as gdeval",
+                     "no normalisation: a perfect ranking scores below 1"),
+        source="Chapelle, Metzler, Zhang & Grinspan, Expected reciprocal rank for graded relevance, CIKM 2009; "
+               "ir_measures ERR@k (gdeval.pl, TREC Web track)",
+        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "err@10"}, 1 / 16 + (15 / 16) * (3 / 16) / 3,
+                            "d3 (g 1): R = 1/16, adds 1/16 / 1 = 0.0625; d2 unjudged: R = 0; d1 (g 2): R = 3/16, "
+                            "adds (15/16) x (3/16) / 3 = 0.05859; ERR = 0.12109"),
+                 TestVector({"qrels": {"q1": {"d3": 4}}, "run": _RUN, "metric": "err@1"}, 15 / 16,
+                            "d3 grade 4 at rank 1: (2^4 - 1) / 2^4 = 0.9375")),
+        nothing_relevant=({**_NOTHING[0], "metric": "err@10"}, 0.0),
     ),
     Metric(
         name="context_precision", title="Context precision", kind="context",

@@ -41,6 +41,8 @@ __all__ = [
     "ndcg_at_k",
 ]
 
+ERR_MAX_GRADE = 4  # gdeval.pl's MAX_JUDGMENT, which ir_measures' ERR@k runs
+
 # Rule of each ranking metric, from the registry (what reports and Score.params carry).
 CONVENTIONS = {
     "relevant": "grade >= rel_level; grades <= 0 are never relevant (gain 0)",
@@ -198,9 +200,7 @@ class _MetricComputer:
     def bpref(self, k: int | None) -> np.ndarray:
         j = self.j
         nonrel = j.row_judged & (j.row_grade >= 0) & (j.row_grade < self.rel_level)
-        before = np.cumsum(nonrel) - nonrel  # judged non-relevant rows above each row, over all queries
-        first = self._first_row()
-        nonrel_above = before - (before[first[j.row_query]] if j.row_query.size else 0)
+        nonrel_above = self._above(nonrel.astype(np.float64))  # judged non-relevant rows above each row
         judged_nonrel = (self.j.judged_grade >= 0) & (self.j.judged_grade < self.rel_level)
         n_nonrel = np.bincount(self.j.judged_query[judged_nonrel], minlength=j.n_queries).astype(np.float64)
         rows = self.relevant_rows(None)
@@ -249,6 +249,27 @@ class _MetricComputer:
         rows = self.relevant_rows(None)
         weights = self.j.row_grade[rows] * np.power(p, self.j.row_rank[rows].astype(np.float64)) * (1.0 - p)
         return np.bincount(self.j.row_query[rows], weights=weights, minlength=self.j.n_queries)
+
+    def _above(self, values: np.ndarray) -> np.ndarray:
+        """Per row, the sum of ``values`` over the rows ranked above it in its query."""
+        before = np.cumsum(values) - values
+        return before - before[self._first_row()[self.j.row_query]] if values.size else before
+
+    def err(self, k: int | None) -> np.ndarray:
+        """Expected reciprocal rank as gdeval (ir_measures ERR@k): stop probability (2^g - 1) / 2^4."""
+        if self.j.judged_grade.size and self.j.judged_grade.max() > ERR_MAX_GRADE:
+            raise EvalSuiteError(f"ERR takes grades up to {ERR_MAX_GRADE} (gdeval's MAX_JUDGMENT, as ir_measures)",
+                                 field="grade", value=float(self.j.judged_grade.max()))
+        rows = np.arange(self.j.row_query.size) if k is None else np.flatnonzero(self.j.row_rank < k)
+        grade = np.where(self.relevant[rows], self.j.row_grade[rows], 0.0)
+        stop = (np.exp2(grade) - 1.0) / 2.0**ERR_MAX_GRADE
+        carry = np.log1p(-stop)
+        # product of (1 - stop) over the rows above, within each query (rows of the top k only)
+        full = np.zeros(self.j.row_query.size)
+        full[rows] = carry
+        reach = np.exp(self._above(full))[rows]
+        return np.bincount(self.j.row_query[rows], weights=stop * reach / (self.j.row_rank[rows] + 1.0),
+                           minlength=self.j.n_queries)
 
     def compute(self, spec: MetricSpec) -> np.ndarray:
         base, k = spec.base, spec.k
