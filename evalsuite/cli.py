@@ -27,7 +27,7 @@ DEFAULT_MEASURES = ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec
                     *(f"iprec_at_recall_{r:.2f}" for r in _FAMILY_CUTOFFS["iprec_at_recall"]),
                     *(f"P_{k}" for k in _FAMILY_CUTOFFS["P"]))
 # Families whose parameter is a real number, printed with 2 decimals (iprec_at_recall_0.10).
-_REAL_FAMILIES = {"iprec_at_recall"}
+_REAL_FAMILIES = {"iprec_at_recall", "Rprec_mult"}
 
 
 def _family_parameter(family: str, text: str) -> str:
@@ -47,6 +47,9 @@ def expand_measures(names: list[str]) -> list[str]:
     for name in names:
         if name == "official":
             out.extend(DEFAULT_MEASURES)
+            continue
+        if name == "all_trec":  # every trec_eval measure EvalSuite computes, with trec_eval's parameters
+            out.extend(m for family in TREC_PRINT_ORDER for m in expand_measures([family]))
             continue
         family, dot, cutoffs = name.partition(".")
         if family in _FAMILY_CUTOFFS and (not dot or cutoffs):

@@ -250,6 +250,38 @@ class _MetricComputer:
         weights = self.j.row_grade[rows] * np.power(p, self.j.row_rank[rows].astype(np.float64)) * (1.0 - p)
         return np.bincount(self.j.row_query[rows], weights=weights, minlength=self.j.n_queries)
 
+    def set_map(self, k: int | None) -> np.ndarray:
+        return self.precision(None) * self.recall(None)
+
+    def relative_precision(self, k: int | None) -> np.ndarray:
+        shown = self.j.n_retrieved if k is None else np.full(self.j.n_queries, k)
+        return _safe_divide(self.hits(k), np.minimum(shown, self.n_relevant).astype(np.float64))
+
+    def unjudged(self, k: int | None) -> np.ndarray:
+        unjudged = ~self.j.row_judged | (self.j.row_grade < 0)
+        mask = unjudged if k is None else unjudged & (self.j.row_rank < k)
+        counts = np.bincount(self.j.row_query[mask], minlength=self.j.n_queries).astype(np.float64)
+        return _safe_divide(counts, self.j.n_retrieved.astype(np.float64)) if k is None else counts / k
+
+    def num_nonrel_judged_ret(self, k: int | None) -> np.ndarray:
+        mask = self.j.row_judged & (self.j.row_grade >= 0) & ~self.relevant
+        return np.bincount(self.j.row_query[mask], minlength=self.j.n_queries).astype(np.float64)
+
+    def utility(self, k: int | None) -> np.ndarray:
+        return 2 * self.hits(None) - self.j.n_retrieved
+
+    def rprec_mult(self, multiple: float) -> np.ndarray:
+        docs = (multiple * self.n_relevant + 0.9).astype(np.int64)  # trec_eval: (long) (x R + 0.9)
+        rows = self.relevant_rows(None)
+        inside = rows[self.j.row_rank[rows] < docs[self.j.row_query[rows]]]
+        return _safe_divide(self._bincount(inside), docs.astype(np.float64))
+
+    def pt11_avg(self, k: int | None) -> np.ndarray:
+        return np.mean([self.iprec_at_recall(level / 10) for level in range(11)], axis=0)
+
+    def gm_bpref(self, k: int | None) -> np.ndarray:
+        return self.bpref(None)
+
     def _above(self, values: np.ndarray) -> np.ndarray:
         """Per row, the sum of ``values`` over the rows ranked above it in its query."""
         before = np.cumsum(values) - values
