@@ -375,7 +375,7 @@ _ENTRIES = [
         conventions=(_RELEVANT, _R, "per query: AP as `map`; the corpus value is the geometric mean with every "
                      "AP floored at 0.00001 (trec_eval), a qrels query missing from the run counting as 0.00001"),
         source="Robertson, On GMAP, CIKM 2006; trec_eval gm_map",
-        function="evalsuite.evaluate", pages=_RANKING_PAGES, aggregate="geometric",
+        function="evalsuite.evaluate", pages=("Overview", "Per-query"), aggregate="geometric",
         vectors=(TestVector({"qrels": {**_GRADED, "q2": {"x": 1}}, "run": {**_RUN, "q2": {"y": 1.0}}, "metric": "gm_map"},
                             math.sqrt(5 / 6 * 1e-5),
                             "AP q1 = (1 + 2/3) / 2 = 0.8333, q2 = 0 -> 0.00001: sqrt(0.8333 x 0.00001) = 0.0028868"),),
@@ -616,7 +616,8 @@ _ENTRIES = [
         higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
         conventions=("per query: bpref; the corpus value is the geometric mean with every value floored at "
                      "0.00001 (trec_eval)",),
-        source="trec_eval gm_bpref", function="evalsuite.evaluate", pages=_RANKING_PAGES, aggregate="geometric",
+        source="trec_eval gm_bpref", function="evalsuite.evaluate", pages=("Overview", "Per-query"),
+        aggregate="geometric",
         vectors=(TestVector({"qrels": {**_GRADED, "q2": {"x": 1}}, "run": {**_RUN, "q2": {"y": 1.0}},
                              "metric": "gm_bpref"}, math.sqrt(1e-5),
                             "bpref q1 = 1, q2 = 0 -> 0.00001: sqrt(1 x 0.00001) = 0.0031623"),),

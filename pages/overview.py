@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import export, session, ui
+from dashboard import export, session, trec_views, ui
 from dashboard.constants import BASE_METRICS, CUTOFFS, DEFAULT_BASE_METRICS, DEFAULT_CUTOFFS, WHOLE_LIST, WHOLE_LIST_TREC
 from evalsuite import display
 
@@ -36,7 +36,7 @@ def render() -> None:
     judged = [display.metric_name("judged", k) for k in ks]
     qrels_label = session.qrels_label(qrels_file)
     with st.spinner(f"Evaluating {len(session.runs())} run(s) against {ui.plain(qrels_label)}"):
-        reports, failures = ui.run_reports(metrics + judged)
+        reports, failures = ui.run_reports(metrics + judged + list(trec_views.METRICS))
     for reason in failures.values():
         st.error(ui.plain(reason), icon=":material/error:")
     if failures and len(session.qrels_files()) > 1:
@@ -58,7 +58,10 @@ def render() -> None:
                  column_config={m: st.column_config.NumberColumn(m, format="%.4f", help=_trec_help(m)) for m in metrics})
     ui.chart(display.metric_bars(table, metrics), key="overview_bars")
     st.subheader("Coverage: what the means are over")
-    coverage = table.drop(columns=metrics)
+    # trec_eval's summary block (num_q, num_ret, num_rel, num_rel_ret) next to the coverage, so holes show.
+    coverage = table.drop(columns=metrics).join(trec_views.summary_columns(reports))
+    st.caption("num_q, num_ret, num_rel, num_rel_ret: trec_eval's summary lines (queries evaluated, docs retrieved, "
+               "relevant docs in the qrels, relevant docs retrieved; sums over the queries).")
     st.dataframe(coverage, width="stretch", column_config={
         "coverage": st.column_config.ProgressColumn("coverage", format="percent", min_value=0.0, max_value=1.0)})
     ui.download_csv(table, "overview.csv", key="overview_csv", index=True)
@@ -86,6 +89,8 @@ def render() -> None:
         ui.download_csv(accounting, f"queries_{system}.csv", key="overview_accounting_csv")
     for warning in reports[system].warnings:
         st.text(warning)
+
+    trec_views.pr_curve_section(reports, key="overview_pr")
 
 
 if __name__ == "__main__":
