@@ -624,6 +624,96 @@ _ENTRIES = [
         perfect={**_PERFECT, "metric": "gm_bpref"}, nothing_relevant=({**_NOTHING[0], "metric": "gm_bpref"}, 1e-5),
     ),
     Metric(
+        name="infap", title="infAP", kind="ranking",
+        summary="average precision inferred from a random sample of the pool (negative grades: pooled, unjudged)",
+        formula="infAP = (1/R) sum over relevant retrieved at 0-based rank j of E[P@j+1]: 1 at j = 0, else "
+                "1/(j+1) + (j/(j+1)) (|judged or pooled above| / j) (rel above + e) / (rel above + nonrel above + 2e)",
+        aliases={"trec_eval": ("infAP",)},
+        parse_names=("infap",), trec_whole="infAP",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=(_RELEVANT, _R, "a negative grade marks a pooled doc left unjudged (trec_eval); e = 0.00001",
+                     "AP but for the e terms when the qrels have no negative grade"),
+        source="Yilmaz & Aslam, Estimating average precision with incomplete and imperfect judgments, CIKM 2006; "
+               "trec_eval infAP",
+        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "infAP"},
+                            (1 + 1 / 3 + (2 / 3) * (1 / 2) * (1 + 1e-5) / (1 + 2e-5)) / 2,
+                            "d3 at j = 0: 1; d1 at j = 2 (d2, outside the pool, is skipped; 1 relevant above): "
+                            "1/3 + (2/3) x (1/2) x (1 + e) / (1 + 2e) = 0.6666650; (1 + 0.6666650) / 2 = 0.8333317 "
+                            "(AP 0.8333 but for e)"),
+                 TestVector({"qrels": {"q1": {"d3": -1, "d1": 1}}, "run": _RUN, "metric": "infAP"},
+                            1 / 3 + (2 / 3) * (1 / 2) * (1e-5 / 2e-5),
+                            "d3 pooled unjudged, d2 outside the pool, d1 relevant at j = 2: 1/3 + (2/3) x (1 pooled "
+                            "above / 2) x (0 + e) / (0 + 0 + 2e) = 1/3 + 1/6 = 0.5")),
+        nothing_relevant=({**_NOTHING[0], "metric": "infAP"}, 0.0),  # a perfect ranking scores 1 - O(e)
+    ),
+    Metric(
+        name="bin_g", title="binG", kind="ranking",
+        summary="binary gain discounted by the non-relevant docs seen before each relevant one",
+        formula="binG = (1/R) sum over relevant retrieved r of 1 / log2(2 + |docs above r not relevant|)",
+        aliases={"trec_eval": ("binG",)},
+        trec_whole="binG",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=(_RELEVANT, _R, "unjudged docs count as not relevant"),
+        source="trec_eval binG (Buckley, an experimental measure of trec_eval 9)", function="evalsuite.evaluate",
+        pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "binG"}, (1 + 1 / 1.584962500721156) / 2,
+                            "d3 at rank 1: 1/log2(2) = 1; d1 after d2: 1/log2(3) = 0.63093; (1 + 0.63093) / 2 = "
+                            "0.81546"),),
+        perfect={**_PERFECT, "metric": "binG"}, nothing_relevant=({**_NOTHING[0], "metric": "binG"}, 0.0),
+    ),
+    Metric(
+        name="g", title="G", kind="ranking",
+        summary="gain discounted by the cost paid beyond the gain collected, over the ideal gain (trec_eval's G)",
+        formula="G = (sum over ranks i of g_i / log2(2 + cost_i - gain_i)) / sum of ideal gains; cost_i = sum over "
+                "ranks <= i of max(ideal gain, 1) (1 past the ideal list), gain_i = gains collected down to i",
+        aliases={"trec_eval": ("G",)},
+        trec_whole="G",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=("gain = grade for docs with grade >= rel_level, else 0 (trec_eval's default gains; it ignores "
+                     "-l here)", "0 when R = 0"),
+        source="trec_eval G (Buckley, an experimental measure of trec_eval 9)", function="evalsuite.evaluate",
+        pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "G"}, 1 / 1.584962500721156,
+                            "ideal gains 2, 1, then cost 1 a rank: cost 2, 3, 4; gain collected 1, 1, 3; d3 (g 1): "
+                            "1/log2(2 + 2 - 1); d1 (g 2): 2/log2(2 + 4 - 3); (3 / log2(3)) / (2 + 1) = 0.63093"),),
+        nothing_relevant=({**_NOTHING[0], "metric": "G"}, 0.0),
+    ),
+    Metric(
+        name="ndcg_rel", title="nDCG over relevant ranks", kind="ranking",
+        summary="nDCG averaged over the ranks of the relevant docs (a relevant doc not retrieved counts the final nDCG)",
+        formula="ndcg_rel = (1/R) (sum over relevant retrieved at rank i of DCG@i / IDCG@min(i, R) + (R - relevant "
+                "retrieved) DCG / IDCG)",
+        aliases={"trec_eval": ("ndcg_rel",)},
+        trec_whole="ndcg_rel",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=("gain = grade for docs with grade >= rel_level, else 0 (trec_eval ignores -l here)",
+                     "0 when R = 0"),
+        source="trec_eval ndcg_rel", function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "ndcg_rel"},
+                            (1 / 2 + 2 / (2 + 1 / 1.584962500721156)) / 2,
+                            "d3 at rank 1: DCG 1 / IDCG@1 2 = 0.5; d1 at rank 3: DCG 2 / IDCG 2.63093 = 0.76019; "
+                            "(0.5 + 0.76019) / 2 = 0.63010"),),
+        perfect={**_PERFECT, "metric": "ndcg_rel"}, nothing_relevant=({**_NOTHING[0], "metric": "ndcg_rel"}, 0.0),
+    ),
+    Metric(
+        name="rndcg", title="Rndcg", kind="ranking",
+        summary="nDCG averaged over the ranks where the ideal gain drops (and at the end of a long ranking)",
+        formula="Rndcg = mean over b in B of DCG over the first min(b, docs retrieved) / IDCG@b, B = ranks after which "
+                "the ideal gain changes (R included), plus DCG / IDCG of the whole ranking when it has R + 2 docs or more",
+        aliases={"trec_eval": ("Rndcg",)},
+        trec_whole="Rndcg",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=("gain = grade for docs with grade >= rel_level, else 0 (trec_eval ignores -l here)",
+                     "0 when R = 0"),
+        source="trec_eval Rndcg", function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "Rndcg"},
+                            (1 / 2 + 1 / (2 + 1 / 1.584962500721156)) / 2,
+                            "ideal gains 2, 1: B = {1, 2}; b = 1: DCG of d3 = 1 / IDCG 2 = 0.5; b = 2: DCG of d3, d2 = 1 "
+                            "/ 2.63093 = 0.38009; 3 docs < R + 2 = 4: no end point; (0.5 + 0.38009) / 2 = 0.44005"),),
+        perfect={**_PERFECT, "metric": "Rndcg"}, nothing_relevant=({**_NOTHING[0], "metric": "Rndcg"}, 0.0),
+    ),
+    Metric(
         name="context_precision", title="Context precision", kind="context",
         summary="whether the chunks useful for the reference answer are ranked first",
         formula="(sum over useful ranks k of P@k) / |useful chunks|, over the chunks' usefulness labels in rank order",
@@ -772,8 +862,8 @@ METRICS: Mapping[str, Metric] = MappingProxyType({m.name: m for m in _ENTRIES})
 # trec_eval's measure table, for the command line: the order trec_eval prints measures in (the
 # families EvalSuite computes) and the cutoffs a bare family name stands for (`-m P`).
 TREC_PRINT_ORDER = ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-                    "iprec_at_recall", "P", "recall", "gm_bpref", "Rprec_mult", "utility", "11pt_avg", "ndcg",
-                    "ndcg_cut", "map_cut", "relative_P", "success", "set_P", "set_relative_P", "set_recall",
+                    "iprec_at_recall", "P", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
+                    "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P", "set_relative_P", "set_recall",
                     "set_map", "set_F", "num_nonrel_judged_ret", "unj")
 TREC_FAMILY_CUTOFFS = {
     "Rprec_mult": (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),

@@ -41,6 +41,7 @@ __all__ = [
     "ndcg_at_k",
 ]
 
+INFAP_EPSILON = 0.00001  # trec_eval.h
 ERR_MAX_GRADE = 4  # gdeval.pl's MAX_JUDGMENT, which ir_measures' ERR@k runs
 
 # Rule of each ranking metric, from the registry (what reports and Score.params carry).
@@ -281,6 +282,139 @@ class _MetricComputer:
 
     def gm_bpref(self, k: int | None) -> np.ndarray:
         return self.bpref(None)
+
+    def infap(self, k: int | None) -> np.ndarray:
+        """trec_eval's infAP (m_infap.c): AP estimated from a sample of the pool, negative grades
+        marking pooled docs left unjudged."""
+        j = self.j
+        judged_nonrel = j.row_judged & (j.row_grade >= 0) & ~self.relevant
+        pool_unjudged = j.row_judged & (j.row_grade < 0)
+        nonrel_above = self._above(judged_nonrel.astype(np.float64))
+        unjudged_above = self._above(pool_unjudged.astype(np.float64))
+        rows = self.relevant_rows(None)
+        rank = j.row_rank[rows].astype(np.float64)
+        rel_above = group_positions(j.row_query[rows]).astype(np.float64)
+        nonrel, unjudged = nonrel_above[rows], unjudged_above[rows]
+        safe_rank = np.maximum(rank, 1.0)
+        later = 1.0 / (rank + 1.0) + (rank / (rank + 1.0)) * ((rel_above + nonrel + unjudged) / safe_rank) * (
+            (rel_above + INFAP_EPSILON) / (rel_above + nonrel + 2 * INFAP_EPSILON))
+        value = np.where(rank == 0, 1.0, later)
+        return _safe_divide(np.bincount(j.row_query[rows], weights=value, minlength=j.n_queries), self.n_relevant)
+
+    def bin_g(self, k: int | None) -> np.ndarray:
+        """trec_eval's binG: (1/R) sum over relevant retrieved of 1 / log2(2 + docs above it not relevant)."""
+        rows = self.relevant_rows(None)
+        q = self.j.row_query[rows]
+        not_relevant_above = self.j.row_rank[rows] - group_positions(q)
+        weights = 1.0 / np.log2(2.0 + not_relevant_above)
+        return _safe_divide(np.bincount(q, weights=weights, minlength=self.j.n_queries), self.n_relevant)
+
+    def _trec_gains(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per row its gain (grade when relevant, else 0), the ideal gains' per-query running sums
+        of gain / log2(i + 2) and of gain, indexed like ``self.ideal_*``."""
+        gain = np.where(self.relevant, self.j.row_grade, 0.0)
+        discount = 1.0 / np.log2(self.ideal_rank + 2.0)
+        ideal_dcg = self._grouped_cumsum(self.ideal_grade * discount, self.ideal_query)
+        ideal_sum = self._grouped_cumsum(self.ideal_grade, self.ideal_query)
+        return gain, ideal_dcg, ideal_sum
+
+    def _grouped_cumsum(self, values: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """Running sums of ``values`` within each run of equal ``query`` (sorted by query)."""
+        total = np.cumsum(values)
+        if not values.size:
+            return total
+        starts = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
+        offset = np.repeat(total[starts] - values[starts], np.diff(np.append(starts, values.size)))
+        return total - offset
+
+    def _ideal_first(self) -> np.ndarray:
+        first = np.full(self.j.n_queries, -1, dtype=np.int64)
+        starts = np.flatnonzero(self.ideal_rank == 0)
+        first[self.ideal_query[starts]] = starts
+        return first
+
+    def ndcg_rel(self, k: int | None) -> np.ndarray:
+        """trec_eval's ndcg_rel (m_ndcg_rel.c): nDCG averaged over the ranks of the relevant docs,
+        the relevant docs not retrieved counting the final nDCG."""
+        j = self.j
+        gain, ideal_dcg, _ = self._trec_gains()
+        dcg = self._grouped_cumsum(gain / np.log2(j.row_rank + 2.0), j.row_query)
+        first = self._ideal_first()
+        r = self.n_relevant.astype(np.int64)
+        idcg_total = np.zeros(j.n_queries)
+        has = r > 0
+        idcg_total[has] = ideal_dcg[first[has] + r[has] - 1]
+        rows = np.flatnonzero(gain > 0)
+        q = j.row_query[rows]
+        at = np.minimum(j.row_rank[rows], r[q] - 1)
+        total = np.bincount(q, weights=dcg[rows] / ideal_dcg[first[q] + at], minlength=j.n_queries)
+        dcg_total = np.zeros(j.n_queries)
+        ends = np.flatnonzero(np.concatenate((j.row_query[1:] != j.row_query[:-1], [True]))) if j.row_query.size else \
+            np.zeros(0, dtype=np.int64)
+        dcg_total[j.row_query[ends]] = dcg[ends]
+        missing = r - np.bincount(q, minlength=j.n_queries)
+        total = total + _safe_divide(missing * dcg_total, idcg_total)
+        return _safe_divide(total, self.n_relevant)
+
+    def g(self, k: int | None) -> np.ndarray:
+        """trec_eval's G (m_G.c): gain discounted by log2 of the cost paid so far beyond the gain
+        collected, over the ideal total gain."""
+        j = self.j
+        gain, _, ideal_sum = self._trec_gains()
+        first = self._ideal_first()
+        r = self.n_relevant.astype(np.int64)
+        q = j.row_query
+        rank = j.row_rank
+        # cost paid down to each rank: the ideal gain there (at least 1), 1 per rank past the ideal list
+        cost_ideal = self._grouped_cumsum(np.maximum(self.ideal_grade, 1.0), self.ideal_query)
+        rq = r[q]
+        has_ideal = rq > 0
+        cost_at = np.zeros(q.size)
+        cost_at[has_ideal] = cost_ideal[first[q[has_ideal]] + np.minimum(rank[has_ideal], rq[has_ideal] - 1)]
+        sum_cost = cost_at + np.maximum(rank - rq + 1, 0)
+        sum_results = self._grouped_cumsum(gain, q)
+        rows = np.flatnonzero(gain != 0)
+        weights = gain[rows] / np.log2(2.0 + sum_cost[rows] - sum_results[rows])
+        total = np.bincount(q[rows], weights=weights, minlength=j.n_queries)
+        ideal_total = np.zeros(j.n_queries)
+        has = r > 0
+        ideal_total[has] = ideal_sum[first[has] + r[has] - 1]
+        return _safe_divide(total, ideal_total)
+
+    def rndcg(self, k: int | None) -> np.ndarray:
+        """trec_eval's Rndcg (m_Rndcg.c): nDCG averaged over the ranks where the ideal gain drops
+        (and at the end of a ranking longer than R + 1)."""
+        j = self.j
+        gain, ideal_dcg, _ = self._trec_gains()
+        dcg = self._grouped_cumsum(gain / np.log2(j.row_rank + 2.0), j.row_query)
+        r = self.n_relevant.astype(np.int64)
+        n = j.n_retrieved.astype(np.int64)
+        rows_first = self._first_row()
+
+        def dcg_before(query: np.ndarray, count: np.ndarray) -> np.ndarray:
+            # DCG over the first ``count`` retrieved docs of each query
+            out = np.zeros(query.size)
+            ok = count > 0
+            out[ok] = dcg[rows_first[query[ok]] + count[ok] - 1]
+            return out
+
+        # Boundaries b in 1..R where the ideal gain changes (b = R: it drops to 0).
+        iq, ig, irank = self.ideal_query, self.ideal_grade, self.ideal_rank
+        next_grade = np.append(ig[1:], 0.0)
+        next_same_query = np.append(iq[1:] == iq[:-1], False)
+        change = ~next_same_query | (next_grade != ig)
+        b_query = iq[change]
+        b = irank[change] + 1
+        b_idcg = ideal_dcg[change]  # IDCG over ranks < b
+        ratio = dcg_before(b_query, np.minimum(b, n[b_query])) / b_idcg
+        total = np.bincount(b_query, weights=ratio, minlength=j.n_queries).astype(np.float64)
+        count = np.bincount(b_query, minlength=j.n_queries).astype(np.float64)
+        extra = (n >= r + 2) & (r > 0)
+        eq = np.flatnonzero(extra)
+        first = self._ideal_first()
+        total[eq] += dcg_before(eq, n[eq]) / ideal_dcg[first[eq] + r[eq] - 1]
+        count[eq] += 1
+        return _safe_divide(total, count)
 
     def _above(self, values: np.ndarray) -> np.ndarray:
         """Per row, the sum of ``values`` over the rows ranked above it in its query."""

@@ -256,12 +256,13 @@ def test_all_trec_measures_match_pytrec_eval_with_ties(tied_collection, rel_leve
 TREC_FAMILIES = ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank", "iprec_at_recall",
                  "P", "recall", "gm_bpref", "Rprec_mult", "utility", "11pt_avg", "ndcg", "ndcg_cut", "map_cut",
                  "relative_P", "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F",
-                 "num_nonrel_judged_ret")
+                 "num_nonrel_judged_ret", "infAP", "binG", "G", "ndcg_rel", "Rndcg")
 
 
 @pytest.mark.parametrize("run_file", ["run_bm25.trec", "run_bm25l.trec"])
 def test_cranfield_sample_runs_every_measure_equals_pytrec_eval(run_file):
-    """Every trec_eval measure EvalSuite computes, per query, on the Cranfield sample runs (graded 0-4)."""
+    """Every trec_eval measure EvalSuite computes (92 of all_trec's lines; not rbp, rbp_resid), per query, on
+    the Cranfield sample runs (graded 0-4)."""
     from conftest import CRANFIELD
 
     qrels = es.read_qrels(CRANFIELD / "qrels.trec")
@@ -271,7 +272,7 @@ def test_cranfield_sample_runs_every_measure_equals_pytrec_eval(run_file):
     reference = pytrec_eval.RelevanceEvaluator(q_dict, set(TREC_FAMILIES)).evaluate(r_dict)
     both = sorted(set(reference))
     names = [n for n in reference[both[0]] if es.parse_metric(n).trec_name == n]
-    assert len(names) == len(reference[both[0]]) == 87, sorted(set(reference[both[0]]) - set(names))
+    assert len(names) == len(reference[both[0]]) == 92, sorted(set(reference[both[0]]) - set(names))
     report = es.evaluate(qrels, run, names)
     compared = skipped = 0
     for qid in both:
@@ -289,3 +290,24 @@ def test_cranfield_sample_runs_every_measure_equals_pytrec_eval(run_file):
             compared += 1
     # only the 12 recall-level measures are ever skipped, and on fewer than half of the queries
     assert compared + skipped == len(names) * len(both) and skipped < 12 * len(both) / 2, (compared, skipped)
+
+
+@pytest.mark.parametrize("rel_level", [1, 2])
+def test_infap_bing_and_gain_measures_match_pytrec_eval_with_ties(tied_collection, rel_level):
+    """infAP and binG (negative grades: pooled, unjudged) at both levels; G, ndcg_rel, Rndcg at level 1
+    (trec_eval ignores -l for its gain measures; EvalSuite's follow ranx there, as nDCG)."""
+    qrels, run = tied_collection
+    plain = pytrec_eval.RelevanceEvaluator(qrels, {"infAP", "binG"}, relevance_level=rel_level).evaluate(run)
+    names = ["infAP", "binG"]
+    reference = plain
+    if rel_level == 1:
+        # negative grades clipped to 0: the same gain (0) for these measures; see the nDCG test above
+        clipped = {q: {d: max(g, 0) for d, g in docs.items()} for q, docs in qrels.items()}
+        gains = pytrec_eval.RelevanceEvaluator(clipped, {"G", "ndcg_rel", "Rndcg"}).evaluate(run)
+        reference = {q: {**plain[q], **gains[q]} for q in plain}
+        names += ["G", "ndcg_rel", "Rndcg"]
+    report = es.evaluate(qrels, run, names, rel_level=rel_level)
+    for qid in reference:
+        for name in names:
+            got, expected = report.per_query.loc[qid, name], reference[qid][name]
+            assert abs(got - expected) <= TOL, (name, qid, got, expected)
