@@ -714,6 +714,36 @@ _ENTRIES = [
         perfect={**_PERFECT, "metric": "Rndcg"}, nothing_relevant=({**_NOTHING[0], "metric": "Rndcg"}, 0.0),
     ),
     Metric(
+        name="rbp_trec", title="RBP (trec_eval, p = 0.9)", kind="ranking",
+        summary="trec_eval's rank-biased precision: persistence 0.9, gains scaled into [0, 1]",
+        formula="rbp = 0.1 sum over ranks i of (g_i / max(1, highest judged grade of the query)) 0.9^(i - 1)",
+        aliases={"trec_eval": ("rbp",)},
+        trec_whole="rbp",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=("gain = grade / the query's highest judged grade when that is above 1 (trec_eval scales gains "
+                     "into [0, 1]); grades below rel_level give 0 (trec_eval ignores -l here)",
+                     "the same as ranx's rbp.9 on binary qrels; `rbp.p` is ranx's (unscaled grades)"),
+        source="Moffat & Zobel, TOIS 2008; trec_eval 10 rbp", function="evalsuite.evaluate", pages=("Overview",),
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "rbp"}, 0.1 * (1 / 2 + (2 / 2) * 0.81),
+                            "highest grade 2: gains 1/2 (d3, rank 1), 2/2 (d1, rank 3): 0.1 x (0.5 + 1 x 0.9^2) = "
+                            "0.131"),),
+        nothing_relevant=({**_NOTHING[0], "metric": "rbp"}, 0.0),
+    ),
+    Metric(
+        name="rbp_resid", title="RBP residual (trec_eval)", kind="ranking",
+        summary="how much trec_eval's rbp could rise if every unjudged doc retrieved were fully relevant",
+        formula="rbp_resid = 0.9^N + 0.1 sum over unjudged ranks i of 0.9^(i - 1), N = docs retrieved; 0 when no doc "
+                "retrieved is unjudged",
+        aliases={"trec_eval": ("rbp_resid",)},
+        trec_whole="rbp_resid",
+        higher_is_better=False, value_range=(0.0, 1.0), cutoff="",
+        conventions=("unjudged = no judgement or a negative grade (trec_eval)", "the tail past the ranking (0.9^N) "
+                     "counts only when some retrieved doc is unjudged (trec_eval)"),
+        source="Moffat & Zobel, TOIS 2008; trec_eval 10 rbp_resid", function="evalsuite.evaluate", pages=("Overview",),
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "rbp_resid"}, 0.9 ** 3 + 0.1 * 0.9,
+                            "d2 unjudged at rank 2: 0.9^3 + 0.1 x 0.9 = 0.819"),),
+    ),
+    Metric(
         name="context_precision", title="Context precision", kind="context",
         summary="whether the chunks useful for the reference answer are ranked first",
         formula="(sum over useful ranks k of P@k) / |useful chunks|, over the chunks' usefulness labels in rank order",
@@ -864,7 +894,7 @@ METRICS: Mapping[str, Metric] = MappingProxyType({m.name: m for m in _ENTRIES})
 TREC_PRINT_ORDER = ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
                     "iprec_at_recall", "P", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
                     "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P", "set_relative_P", "set_recall",
-                    "set_map", "set_F", "num_nonrel_judged_ret", "unj")
+                    "set_map", "set_F", "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj")
 TREC_FAMILY_CUTOFFS = {
     "Rprec_mult": (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
     "relative_P": (5, 10, 15, 20, 30, 100, 200, 500, 1000),

@@ -226,6 +226,8 @@ def metric_info(name: str) -> Metric:
     >>> metric_info("faithfulness").higher_is_better
     True
     """
+    if isinstance(name, str) and name.strip() in _TREC_WHOLE:  # trec_eval's "rbp" is not ranx's rbp.p
+        return METRICS[_TREC_WHOLE[name.strip()]]
     if isinstance(name, str) and name.strip() in METRICS:
         return METRICS[name.strip()]
     return METRICS[parse_metric(name).base]

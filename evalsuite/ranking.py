@@ -42,6 +42,7 @@ __all__ = [
 ]
 
 INFAP_EPSILON = 0.00001  # trec_eval.h
+TREC_RBP_P = 0.9  # trec_eval rbp's default persistence
 ERR_MAX_GRADE = 4  # gdeval.pl's MAX_JUDGMENT, which ir_measures' ERR@k runs
 
 # Rule of each ranking metric, from the registry (what reports and Score.params carry).
@@ -415,6 +416,31 @@ class _MetricComputer:
         total[eq] += dcg_before(eq, n[eq]) / ideal_dcg[first[eq] + r[eq] - 1]
         count[eq] += 1
         return _safe_divide(total, count)
+
+    def rbp_trec(self, k: int | None) -> np.ndarray:
+        """trec_eval's rbp (m_rbp.c): p = 0.9, gains = grades scaled into [0, 1] by the query's
+        highest judged grade when it is above 1."""
+        j = self.j
+        top = np.ones(j.n_queries)
+        if j.judged_query.size:
+            starts = np.flatnonzero(np.concatenate(([True], j.judged_query[1:] != j.judged_query[:-1])))
+            top[j.judged_query[starts]] = np.maximum(j.judged_grade[starts], 1.0)
+        rows = self.relevant_rows(None)
+        q = j.row_query[rows]
+        weights = (j.row_grade[rows] / top[q]) * np.power(TREC_RBP_P, j.row_rank[rows].astype(np.float64))
+        return (1.0 - TREC_RBP_P) * np.bincount(q, weights=weights, minlength=j.n_queries)
+
+    def rbp_resid(self, k: int | None) -> np.ndarray:
+        """trec_eval's rbp_resid (m_rbp_resid.c): how much rbp could rise if every unjudged doc
+        retrieved had the highest gain; 0 when none is unjudged."""
+        j = self.j
+        unjudged = ~j.row_judged | (j.row_grade < 0)
+        rows = np.flatnonzero(unjudged)
+        q = j.row_query[rows]
+        total = np.bincount(q, weights=np.power(TREC_RBP_P, j.row_rank[rows].astype(np.float64)),
+                            minlength=j.n_queries).astype(np.float64)
+        value = np.power(TREC_RBP_P, j.n_retrieved.astype(np.float64)) + (1.0 - TREC_RBP_P) * total
+        return np.where(np.bincount(q, minlength=j.n_queries) > 0, value, 0.0)
 
     def _above(self, values: np.ndarray) -> np.ndarray:
         """Per row, the sum of ``values`` over the rows ranked above it in its query."""

@@ -81,7 +81,7 @@ def test_bad_input_is_a_message_and_exit_code_2():
     result = _run(TREC / "results.test", TREC / "results.test")
     assert result.returncode == 2
     assert result.stderr.startswith("evalsuite: error: results.test, line 1") and "Traceback" not in result.stderr
-    result = _run(TREC / "qrels.test", TREC / "results.test", "-m", "rbp_resid")
+    result = _run(TREC / "qrels.test", TREC / "results.test", "-m", "relstring")
     assert result.returncode == 2 and "unknown metric" in result.stderr
 
 
