@@ -10,6 +10,7 @@ as a formula; scores stay numbers.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 import numpy as np
@@ -36,7 +37,8 @@ def _family_parameter(family: str, text: str) -> str:
             return f"{float(text):.2f}"
         except ValueError:
             return text  # left for the metric parser to reject with its message
-    return text
+    whole = re.fullmatch(r"([0-9]+)\.[0-9]*", text)
+    return whole.group(1) if whole else text  # trec_eval reads a cutoff with atol: ndcg_cut.23.4 is ndcg_cut_23
 
 
 def expand_measures(names: list[str]) -> list[str]:

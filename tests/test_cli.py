@@ -95,3 +95,13 @@ def test_measures_print_in_trec_eval_order_whatever_the_m_order():
     expected = [line for line in (TREC / "out.test.a").read_text().splitlines()
                 if line.split()[0] in {"runid", "num_q", "map", "P_5", "P_10", "ndcg_cut_10"}]
     assert result.stdout.splitlines() == expected
+
+
+def test_measure_families_expand_as_trec_eval_reads_them():
+    assert cli.expand_measures(["iprec_at_recall..10,.5", "ndcg_cut.10,23.4", "Rprec_mult.5.0"]) == [
+        "iprec_at_recall_0.10", "iprec_at_recall_0.50", "ndcg_cut_10", "ndcg_cut_23", "Rprec_mult_5.00"]
+    official = cli.expand_measures(["official"])
+    assert official[:8] == ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank"]
+    assert len(official) == 28  # out.test without runid and num_q
+    expected = [line.split("\t")[0].strip() for line in (TREC / "out.test.a").read_text().splitlines()]
+    assert cli.trec_order(cli.expand_measures(["all_trec"])) == expected[2:]  # every line of out.test.a

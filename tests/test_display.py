@@ -409,3 +409,18 @@ def test_figure_text_keeps_entities_written_in_names():
     diff = display.per_query_difference(pd.DataFrame({"a&lt;b": [0.1], "B": [0.2]}, index=["q&amp;1"]), "a&lt;b", "B")
     bars = display.difference_bars(diff, "ndcg@10", ("a&lt;b", "B"))
     assert "a&amp;lt;b" in bars.layout.yaxis.title.text  # plotly shows "a&lt;b", not "a<b"
+
+
+def test_numeric_query_ids_sort_numerically_in_per_query_tables():
+    qrels = {str(q): {"a": 1} for q in (1, 2, 10, 100)}
+    run = {str(q): {"a": 1.0 if q != 10 else 0.0, "b": 0.5} for q in (1, 2, 10, 100)}
+    report = es.evaluate(qrels, run, ["P_1"])
+    assert report.query_ids == ["1", "10", "100", "2"]  # the report keeps trec_eval's byte order
+    assert display.per_query_table(report)["query_id"].tolist() == ["1", "2", "10", "100"]
+    # ties (diff 0 for 1, 2, 100) listed by query id numerically
+    other = es.evaluate(qrels, {q: {"a": 1.0, "b": 0.5} for q in run}, ["P_1"])
+    per_query = pd.DataFrame({"A": other.per_query["P_1"], "B": report.per_query["P_1"]})
+    diff = display.per_query_difference(per_query, "A", "B")
+    assert diff["query_id"].tolist() == ["10", "1", "2", "100"]
+    assert display.per_query_table(es.evaluate({"q10": {"a": 1}, "q2": {"a": 1}}, {"q2": {"a": 1.0}}, ["P_1"]))[
+        "query_id"].tolist() == ["q10", "q2"]  # not all numbers: byte order

@@ -78,3 +78,12 @@ def test_per_query_table_sorts_numeric_ids_numerically(cranfield):
     assert [int(q) for q in ids] == sorted(int(q) for q in ids)
     assert ids[:3] != sorted(ids)[:3] or ids == sorted(ids, key=int)  # not byte order (1, 10, 100 ...)
     assert ids.index("2") < ids.index("10")
+
+
+def test_a_metric_without_cutoff_is_shown_once_in_the_overview(cranfield):
+    qrels, runs = cranfield
+    at = open_page("overview", query={"overview_metrics": ["bpref", "map"], "overview_k": ["10", "all"]})
+    shown = at.dataframe[0].value
+    assert list(shown.columns) == ["bpref", "map@10", "map"]
+    for system, run in runs.items():
+        assert shown.loc[system, "bpref"] == pytest.approx(es.evaluate(qrels, run, ["bpref"]).means["bpref"], abs=1e-12)
