@@ -107,6 +107,8 @@ class _MetricComputer:
         self.ideal_grade = judged.judged_grade[ideal_mask]
         self.ideal_rank = group_positions(self.ideal_query)
         self.n_relevant = np.bincount(self.ideal_query, minlength=judged.n_queries).astype(np.float64)
+        self._first: np.ndarray | None = None
+        self._interpolated: tuple | None = None
 
     def _bincount(self, rows: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         return np.bincount(self.j.row_query[rows] if rows is not None else self.j.row_query,
@@ -188,11 +190,13 @@ class _MetricComputer:
 
     def _first_row(self) -> np.ndarray:
         """Index of each query's first row (n_queries,), -1 when it has no rows."""
-        first = np.full(self.j.n_queries, -1, dtype=np.int64)
-        if self.j.row_query.size:
-            starts = np.flatnonzero(np.concatenate(([True], self.j.row_query[1:] != self.j.row_query[:-1])))
-            first[self.j.row_query[starts]] = starts
-        return first
+        if self._first is None:
+            first = np.full(self.j.n_queries, -1, dtype=np.int64)
+            if self.j.row_query.size:
+                starts = np.flatnonzero(np.concatenate(([True], self.j.row_query[1:] != self.j.row_query[:-1])))
+                first[self.j.row_query[starts]] = starts
+            self._first = first
+        return self._first
 
     def r_precision(self, k: int | None) -> np.ndarray:
         rows = self.relevant_rows(None)
@@ -216,20 +220,23 @@ class _MetricComputer:
 
     def iprec_at_recall(self, level: float) -> np.ndarray:
         """trec_eval's interpolated precision at recall ``level`` (m_iprec_at_recall.c)."""
-        rows = self.relevant_rows(None)
-        q = self.j.row_query[rows]
-        position = group_positions(q)  # 0-based j - 1 among the query's relevant retrieved docs
-        precision = (position + 1) / (self.j.row_rank[rows] + 1)
-        # Max of the precision at this and every later relevant doc of the query, exactly: over the
-        # rank of each value among all values, shifted per query so one accumulate runs over all.
-        values, value_rank = np.unique(precision, return_inverse=True)
-        shift = (q.max() - q if q.size else q).astype(np.int64) * (values.size + 1)
-        key = (value_rank + shift)[::-1]
-        interpolated = values[(np.maximum.accumulate(key) - shift[::-1])[::-1]] if q.size else precision
-        n_rel_ret = np.bincount(q, minlength=self.j.n_queries)
-        first = np.full(self.j.n_queries, -1, dtype=np.int64)
-        starts = np.flatnonzero(position == 0)
-        first[q[starts]] = starts
+        if self._interpolated is None:
+            rows = self.relevant_rows(None)
+            q = self.j.row_query[rows]
+            position = group_positions(q)  # 0-based j - 1 among the query's relevant retrieved docs
+            precision = (position + 1) / (self.j.row_rank[rows] + 1)
+            # Max of the precision at this and every later relevant doc of the query, exactly: over the
+            # rank of each value among all values, shifted per query so one accumulate runs over all.
+            values, value_rank = np.unique(precision, return_inverse=True)
+            shift = (q.max() - q if q.size else q).astype(np.int64) * (values.size + 1)
+            key = (value_rank + shift)[::-1]
+            interpolated = values[(np.maximum.accumulate(key) - shift[::-1])[::-1]] if q.size else precision
+            n_rel_ret = np.bincount(q, minlength=self.j.n_queries)
+            first = np.full(self.j.n_queries, -1, dtype=np.int64)
+            starts = np.flatnonzero(position == 0)
+            first[q[starts]] = starts
+            self._interpolated = interpolated, n_rel_ret, first
+        interpolated, n_rel_ret, first = self._interpolated
         needed = np.floor(level * self.n_relevant + 0.5).astype(np.int64)  # lround; level * R >= 0
         out = np.zeros(self.j.n_queries)
         ok = (n_rel_ret > 0) & (needed <= n_rel_ret)
