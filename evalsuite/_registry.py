@@ -349,12 +349,13 @@ _ENTRIES = [
         summary="the highest precision at any rank where recall is at least r (the 11-point curve)",
         formula="iprec(r) = max over ranks i with recall@i >= r of P@i; the level r is reached at the j-th "
                 "relevant doc with j = round(r x R)",
-        aliases={"trec_eval": ("iprec_at_recall_r",), "ir_measures": ("IPrec@r",)},
-        parse_names=("iprec_at_recall", "iprec"), trec_param="iprec_at_recall",
+        aliases={"trec_eval": ("iprec_at_recall_r",)},
+        parse_names=("iprec_at_recall",), trec_param="iprec_at_recall",
         param="recall level r in [0, 1]",
         higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
         conventions=(_RELEVANT, _R, "j = round(r x R), halves away from zero (trec_eval 10's lround; trec_eval 9 "
-                     "added 0.9 and truncated)", "0 when fewer than j relevant docs are retrieved, and when R = 0"),
+                     "added 0.9 and truncated)", "0 when fewer than j relevant docs are retrieved, and when R = 0",
+                     "ir_measures' IPrec@r runs trec_eval 9 (pytrec_eval), so that name is not accepted"),
         source="Manning, Raghavan & Schütze, Introduction to IR, 2008, sec. 8.4; trec_eval iprec_at_recall",
         function="evalsuite.evaluate", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "iprec_at_recall_1.00"}, 2 / 3,

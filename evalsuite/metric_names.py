@@ -25,7 +25,7 @@ _TREC_WHOLE = {m.trec_whole: m.name for m in _RANKING if m.trec_whole}
 _TREC_PATTERN = re.compile(r"^(%s)_(\S+)$" % "|".join(map(re.escape, _TREC_CUT)))
 
 # Metrics with a real-valued parameter instead of a cutoff: trec_eval ``iprec_at_recall_0.10``,
-# ir_measures ``IPrec@0.1``, ranx ``rbp.95`` (persistence 0.95).
+# ``iprec_at_recall@0.1``, ranx ``rbp.95`` (persistence 0.95).
 _TREC_PARAM = {m.trec_param: m.name for m in _RANKING if m.trec_param}
 _TREC_PARAM_PATTERN = re.compile(r"^(%s)_(\S+)$" % "|".join(map(re.escape, _TREC_PARAM))) if _TREC_PARAM else None
 _PARAM_METRICS = {m.name for m in _RANKING if m.param}
