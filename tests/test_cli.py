@@ -81,7 +81,7 @@ def test_bad_input_is_a_message_and_exit_code_2():
     result = _run(TREC / "results.test", TREC / "results.test")
     assert result.returncode == 2
     assert result.stderr.startswith("evalsuite: error: results.test, line 1") and "Traceback" not in result.stderr
-    result = _run(TREC / "qrels.test", TREC / "results.test", "-m", "relstring")
+    result = _run(TREC / "qrels.test", TREC / "results.test", "-m", "yaap")
     assert result.returncode == 2 and "unknown metric" in result.stderr
 
 
@@ -104,4 +104,18 @@ def test_measure_families_expand_as_trec_eval_reads_them():
     assert official[:8] == ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank"]
     assert len(official) == 28  # out.test without runid and num_q
     expected = [line.split("\t")[0].strip() for line in (TREC / "out.test.a").read_text().splitlines()]
-    assert cli.trec_order(cli.expand_measures(["all_trec"])) == expected[2:]  # every line of out.test.a
+    # every line of out.test.a (relstring is printed per query only, with -q)
+    assert cli.trec_order(cli.expand_measures(["all_trec"])) == [*expected[2:], "relstring"]
+
+
+def test_relstring_is_printed_per_query_only():
+    result = _run(TREC / "qrels.test", TREC / "results.test", "-m", "relstring.5", "-q")
+    assert result.returncode == 0, result.stderr
+    rows = [line.split("\t") for line in result.stdout.splitlines()]
+    # out.test.aq's relstring (10 docs) for these queries, cut to 5
+    expected = read_trec_eval_output(TREC / "out.test.aq")
+    shown = {q: v for m, q, v in rows if m.strip() == "relstring_5"}
+    assert shown == {q: f"'{expected[('relstring', q)].strip(chr(39))[:5]}'" for q in ("301", "302", "303")}
+    assert [m.strip() for m, q, _ in rows if q == "all"] == ["runid", "num_q"]
+    result = _run(TREC / "qrels.test", TREC / "results.test", "-m", "relstring")
+    assert [line.split("\t")[0].strip() for line in result.stdout.splitlines()] == ["runid", "num_q"]
