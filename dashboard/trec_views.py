@@ -42,7 +42,7 @@ def pr_curve_for(names, key: str) -> None:
             continue
         f, run = runs[name]
         try:
-            reports[name] = loaders.evaluate_run(qrels_file.digest, f.digest, display.PR_CURVE_METRICS,
+            reports[name] = loaders.evaluate_run(qrels_file.digest, f.digest, METRICS,  # shared with the Overview
                                                  ui.rel_level(), qrels, run)
         except es.EvalSuiteError as exc:
             ui.show_error(exc)

@@ -36,7 +36,7 @@ def render() -> None:
     judged = [display.metric_name("judged", k) for k in ks]
     qrels_label = session.qrels_label(qrels_file)
     with st.spinner(f"Evaluating {len(session.runs())} run(s) against {ui.plain(qrels_label)}"):
-        reports, failures = ui.run_reports(metrics + judged + list(trec_views.METRICS))
+        reports, failures = ui.run_reports(metrics + judged)
     for reason in failures.values():
         st.error(ui.plain(reason), icon=":material/error:")
     if failures and len(session.qrels_files()) > 1:
@@ -59,7 +59,11 @@ def render() -> None:
     ui.chart(display.metric_bars(table, metrics), key="overview_bars")
     st.subheader("Coverage: what the means are over")
     # trec_eval's summary block (num_q, num_ret, num_rel, num_rel_ret) next to the coverage, so holes show.
-    coverage = table.drop(columns=metrics).join(trec_views.summary_columns(reports))
+    # Evaluated apart (cached apart from the picked metrics: they need whole rankings, so a new pick of
+    # cutoffs does not pay for them again).
+    trec_reports, _ = ui.run_reports(list(trec_views.METRICS))
+    trec_reports = {s: r for s, r in trec_reports.items() if s in reports}
+    coverage = table.drop(columns=metrics).join(trec_views.summary_columns(trec_reports))
     st.caption("num_q, num_ret, num_rel, num_rel_ret: trec_eval's summary lines (queries evaluated, docs retrieved, "
                "relevant docs in the qrels, relevant docs retrieved; sums over the queries).")
     st.dataframe(coverage, width="stretch", column_config={
@@ -90,7 +94,7 @@ def render() -> None:
     for warning in reports[system].warnings:
         st.text(warning)
 
-    trec_views.pr_curve_section(reports, key="overview_pr")
+    trec_views.pr_curve_section(trec_reports, key="overview_pr")
 
 
 if __name__ == "__main__":
