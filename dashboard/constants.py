@@ -59,7 +59,9 @@ SOURCES = ("ranking runs", "per-request records")
 PAGE_ICON = "\N{BAR CHART}"
 
 # The metric pickers list the registry's metrics (evalsuite/_registry.py), in its order.
-BASE_METRICS = tuple(m.name for m in METRICS.values() if m.kind == "ranking" and "Compare" in m.pages)
+# Metrics with a real parameter (iprec_at_recall, rbp, Rprec_mult) are left out: the pickers combine a
+# metric with cutoffs; a metric that takes no cutoff (bpref, r_precision) is shown once, whole list.
+BASE_METRICS = tuple(m.name for m in METRICS.values() if m.kind == "ranking" and "Per-query" in m.pages and not m.param)
 DEFAULT_BASE_METRICS = ("ndcg", "map", "mrr", "precision", "recall")
 # "all": no cutoff, the whole ranked list (trec_eval's map, ndcg, recip_rank; set_P, set_recall).
 WHOLE_LIST = "all"
@@ -70,7 +72,9 @@ RANKED_LIST_DEPTH = 20
 WHOLE_LIST_TREC = {"map": "map", "ndcg": "ndcg", "mrr": "recip_rank", "precision": "set_P", "recall": "set_recall"}
 
 TESTS = ("permutation", "t-test", "wilcoxon")
-COMPARE_RUN_METRICS = tuple(b if k == WHOLE_LIST else f"{b}@{k}" for b in BASE_METRICS for k in CUTOFFS)
+# Compare tests per-query differences of means: a geometric mean (gm_map) is left out.
+COMPARE_RUN_METRICS = tuple(dict.fromkeys(b if k == WHOLE_LIST or not METRICS[b].cutoff else f"{b}@{k}"
+                                          for b in BASE_METRICS if METRICS[b].aggregate == "mean" for k in CUTOFFS))
 COMPARE_DEFAULT_RUN_METRICS = ("ndcg@10", "map@100", "mrr@10", "recall@100")
 COMPARE_DEFAULT_RECORD_METRICS = 4    # the first this many quality metrics both systems have
 # RAG quality: display order; metrics a records file allows beyond these (ranking metrics) follow.

@@ -206,7 +206,7 @@ def metric_names(bases, cutoffs) -> list[str]:
     """ranx-style names, e.g. ndcg@10, for every chosen metric and cutoff; "all" gives the
     whole-list metric (``map``, ``ndcg``, ``mrr`` ...: trec_eval's ``map``, ``ndcg``,
     ``recip_rank``). The Overview page's columns, and the report's."""
-    return [metric_name(b, k) for b in bases for k in cutoff_values(cutoffs)]
+    return list(dict.fromkeys(metric_name(b, k) for b in bases for k in cutoff_values(cutoffs)))
 
 
 def trec_eval_name(metric: str) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import numbers
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ._keys import group_keys, strings_equal
+from ._registry import METRICS
 from .data import Qrels, Run
 from ._validate import ranks_from_counts
 from .errors import EvalSuiteError
@@ -119,18 +121,27 @@ class EvaluationReport:
         """The report in trec_eval's text layout (``measure<TAB>query|all<TAB>value``).
 
         ``names`` maps a metric to the name to print (default: the name as requested).
-        Values are printed with 4 decimals as trec_eval does.
+        Values are printed with 4 decimals as trec_eval does, counts (num_ret ...) as integers;
+        per-query lines leave out geometric means (gm_map), as trec_eval does.
         """
         names = dict(names or {})
+        entries = {metric: METRICS[parse_metric(metric).base] for metric in self.scores}
+
+        def text(metric: str, value: float) -> str:
+            return f"{value:.0f}" if entries[metric].integer else f"{value:.4f}"
+
         out = []
         if per_query:
+            # trec_eval prints no per-query line for a geometric mean (gm_map, gm_bpref).
+            shown = [i for i, m in enumerate(self.per_query.columns) if entries[m].aggregate != "geometric"]
             for qid, row in zip(self.per_query.index, self.per_query.itertuples(index=False)):
-                for metric, value in zip(self.per_query.columns, row):
-                    out.append(f"{names.get(metric, metric):<22}\t{qid}\t{value:.4f}")
+                for i in shown:
+                    metric = self.per_query.columns[i]
+                    out.append(f"{names.get(metric, metric):<22}\t{qid}\t{text(metric, row[i])}")
         out.append(f"{'runid':<22}\tall\t{self.params.get('run_name') or 'run'}")
         out.append(f"{'num_q':<22}\tall\t{self.params['n_queries']}")
         for metric, score in self.scores.items():
-            out.append(f"{names.get(metric, metric):<22}\tall\t{float(score):.4f}")
+            out.append(f"{names.get(metric, metric):<22}\tall\t{text(metric, float(score))}")
         return "\n".join(out) + "\n"
 
     def __str__(self) -> str:
@@ -179,6 +190,20 @@ def parse_metrics(metrics: str | Sequence[str]) -> list[MetricSpec]:
             seen.add(spec.name)
             specs.append(spec)
     return specs
+
+
+def corpus_value(spec: MetricSpec, values: np.ndarray) -> float | None:
+    """The corpus value of a metric whose registry entry does not average (None: the mean).
+
+    trec_eval's counts (num_ret, num_rel, num_rel_ret) are summed; gm_map is the geometric mean
+    of the per-query values floored at 0.00001 (trec_eval's MIN_GEO_MEAN).
+    """
+    aggregate = METRICS[spec.base].aggregate
+    if aggregate == "sum":
+        return float(values.sum())
+    if aggregate == "geometric":
+        return float(np.exp(np.log(np.maximum(values, 1e-5)).mean())) if values.size else float("nan")
+    return None
 
 
 def _exact_grades(run: Run, rows: np.ndarray, row_query: np.ndarray, qrels: Qrels, qrels_rows: np.ndarray,
@@ -232,7 +257,7 @@ def _lookup_grades(run: Run, rows: np.ndarray, row_query: np.ndarray, qrels: Qre
 
 
 def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries: str = "qrels",
-             rel_level: float = 1) -> EvaluationReport:
+             rel_level: float = 1, max_docs: int | None = None) -> EvaluationReport:
     """Score a run against qrels for several metrics, vectorised over all queries.
 
     Parameters
@@ -253,6 +278,9 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
         (trec_eval without -c) and adds a warning.
     rel_level : float > 0
         Minimum grade that counts as relevant (trec_eval -l, ranx rel_lvl).
+    max_docs : int >= 1 or None
+        Keep only the top ``max_docs`` docs of each query's ranking, as if the run held no
+        more (trec_eval -M); None (default) keeps them all.
 
     Returns
     -------
@@ -265,7 +293,8 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
     ------
     EvalSuiteError
         Unknown metric, k <= 0, rel_level <= 0, unknown ``queries``, no query to evaluate (run
-        and qrels share no query id); a qrels or run argument of another type; everything
+        and qrels share no query id; an empty run is not an error under ``queries="qrels"``:
+        every qrels query scores 0, with a warning); a qrels or run argument of another type; everything
         :func:`evalsuite.read_run` and :func:`evalsuite.read_qrels` raise for a path.
 
     References
@@ -292,6 +321,10 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
     """
     specs = parse_metrics(metrics)
     rel = check_rel_level(rel_level)
+    if max_docs is not None and (isinstance(max_docs, bool) or not isinstance(max_docs, numbers.Integral)
+                                 or max_docs < 1):
+        raise EvalSuiteError("max_docs must be a whole number >= 1 (or None for every doc)", field="max_docs",
+                             value=max_docs)
     if queries not in QUERY_POLICIES:
         raise EvalSuiteError(f"queries must be one of {', '.join(QUERY_POLICIES)}", field="queries", value=queries)
     qrels, run = _as_qrels(qrels), _as_run(run)
@@ -313,7 +346,10 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
         if qrels_set - run_set:
             warnings.append(f"queries='intersection': {len(qrels_set - run_set)} qrels queries missing from the run "
                             "are left out of the means (trec_eval without -c); the default 'qrels' scores them 0")
-    if not (run_set & qrels_set):
+    if not run_set and queries == "qrels":
+        warnings.append(f"the run is empty: every one of the {len(qrels_set)} qrels queries scores 0 (a qrels "
+                        "query missing from the run scores 0)")
+    elif not (run_set & qrels_set):
         raise EvalSuiteError(
             f"no query to evaluate: the run's {len(run_set)} query ids and the qrels' {len(qrels_set)} have none in common "
             f"(run ids such as {sorted(run_set)[:3]}, qrels ids such as {sorted(qrels_set)[:3]})",
@@ -334,6 +370,8 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
     cutoffs = [s.k for s in specs]
     max_k = None if any(k is None for k in cutoffs) else max(cutoffs)
     counts = run.counts[run_kept]
+    if max_docs is not None:
+        counts = np.minimum(counts, max_docs)
     selected = counts if max_k is None else np.minimum(counts, max_k)
     starts = run.offsets[:-1][run_kept]
     row_rank = ranks_from_counts(selected)
@@ -369,6 +407,7 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
     params_common = {
         "rel_level": rel_level,
         "queries": queries,
+        "max_docs": max_docs,
         "n_queries": len(eval_ids),
         "run_name": run.name,
         "run_source": run.source,
@@ -386,7 +425,9 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
             params["gains"] = spec.gains
         if spec.trec_name:
             params["trec_eval"] = spec.trec_name
-        scores[spec.name] = Score(values, params, query_ids=eval_ids)
+        if spec.param is not None:
+            params["param"] = spec.param
+        scores[spec.name] = Score(values, params, query_ids=eval_ids, value=corpus_value(spec, values))
     per_query = pd.DataFrame(table, index=pd.Index(eval_ids, name="query_id"))
     conventions = {"queries": QUERY_POLICIES[queries], "order": "score descending (float64), ties by doc id descending (trec_eval)"}
     conventions.update({s.base: CONVENTIONS[s.base] for s in specs})

@@ -14,6 +14,7 @@ arithmetic written out. Adding a metric means adding one entry here and its kern
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -87,6 +88,18 @@ class Metric:
         Arguments of an input that must score the maximum (``None``: no such input).
     nothing_relevant : (mapping, float) or None
         An input with nothing relevant and the value the documented rule gives it.
+    trec_param : str or None
+        trec_eval's prefix of a measure with a real parameter (``iprec_at_recall`` for
+        ``iprec_at_recall_0.10``).
+    param, default_param : str, float or None
+        What the real parameter is (``"recall level in [0, 1]"``; "" when the metric takes
+        none) and its value when the name gives none (None: the name must give it).
+    aggregate : {"mean", "sum", "geometric"}
+        How per-query values make the corpus value: the mean; the sum (trec_eval's counts
+        num_ret, num_rel ...); the geometric mean with each value floored at 1e-5 (trec_eval's
+        gm_map, gm_bpref).
+    integer : bool
+        A count, printed without decimals in trec_eval's layout.
 
     Examples
     --------
@@ -117,6 +130,11 @@ class Metric:
     function_arguments: Mapping[str, Any] = field(default_factory=dict)
     perfect: Mapping[str, Any] | None = None
     nothing_relevant: tuple[Mapping[str, Any], float] | None = None
+    trec_param: str | None = None
+    param: str = ""
+    default_param: float | None = None
+    aggregate: str = "mean"
+    integer: bool = False
 
     @property
     def convention(self) -> str:
@@ -193,9 +211,10 @@ _ENTRIES = [
         summary="share of the top k docs that are relevant",
         formula="P@k = |relevant docs in the top k| / k",
         aliases={"ranx": ("precision@k",), "trec_eval": ("P_k", "set_P"), "ir_measures": ("P@k",)},
-        parse_names=("precision", "p"), trec_cut="P",
+        parse_names=("precision", "p"), trec_cut="P", trec_whole="set_P",
         higher_is_better=True, value_range=(0.0, 1.0), cutoff=_WHOLE,
-        conventions=(_RELEVANT, "divided by k even when fewer than k docs were returned"),
+        conventions=(_RELEVANT, "divided by k even when fewer than k docs were returned",
+                     "no cutoff (trec_eval set_P): divided by the docs returned; 0 when none"),
         source="trec_eval P_k (Voorhees & Harman, TREC: Experiment and Evaluation in IR, 2005); ranx precision@k",
         function="evalsuite.precision_at_k", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "precision@2"}, 0.5,
@@ -209,7 +228,7 @@ _ENTRIES = [
         summary="share of the relevant docs found in the top k",
         formula="R@k = |relevant docs in the top k| / R",
         aliases={"ranx": ("recall@k",), "trec_eval": ("recall_k", "set_recall"), "ir_measures": ("R@k",)},
-        parse_names=("recall", "r"), trec_cut="recall",
+        parse_names=("recall", "r"), trec_cut="recall", trec_whole="set_recall",
         higher_is_better=True, value_range=(0.0, 1.0), cutoff=_WHOLE,
         conventions=(_RELEVANT, _R, "0 when R = 0"),
         source="trec_eval recall_k; ranx recall@k",
@@ -223,7 +242,7 @@ _ENTRIES = [
         summary="whether any relevant doc is in the top k",
         formula="hit_rate@k = 1 if a relevant doc is in the top k, else 0",
         aliases={"ranx": ("hit_rate@k",), "trec_eval": ("success_k",), "ir_measures": ("Success@k",)},
-        parse_names=("hit_rate", "hits", "success", "hitrate"), trec_cut="success",
+        parse_names=("hit_rate", "success", "hitrate"), trec_cut="success",
         higher_is_better=True, value_range=(0.0, 1.0), cutoff=_WHOLE,
         conventions=(_RELEVANT,),
         source="trec_eval success_k; ranx hit_rate@k",
@@ -233,6 +252,22 @@ _ENTRIES = [
                  TestVector({"qrels": {"q1": {"d1": 1}}, "run": _RUN, "metric": "hit_rate@2"}, 0.0,
                             "top 2 = d3, d2, neither judged relevant: 0")),
         perfect={**_PERFECT, "metric": "hit_rate@1"}, nothing_relevant=({**_NOTHING[0], "metric": "hit_rate@2"}, 0.0),
+    ),
+    Metric(
+        name="hits", title="Hits@k", kind="ranking",
+        summary="number of relevant docs in the top k",
+        formula="hits@k = |relevant docs in the top k|",
+        aliases={"ranx": ("hits@k",), "trec_eval": ("num_rel_ret",)},
+        parse_names=("hits",),
+        higher_is_better=True, value_range=(0.0, float("inf")), cutoff=_WHOLE,
+        conventions=(_RELEVANT, "a count, not a share: hit rate (any relevant doc in the top k) is `hit_rate@k`"),
+        source="ranx hits@k (Bassani, ECIR 2022); trec_eval num_rel_ret is hits over the whole list",
+        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "hits@10"}, 2.0,
+                            "top 10 = d3 (grade 1), d2 (unjudged), d1 (grade 2): 2 relevant docs = 2"),
+                 TestVector({"qrels": _GRADED, "run": _RUN, "metric": "hits@2"}, 1.0,
+                            "top 2 = d3 (grade 1), d2 (unjudged): 1")),
+        nothing_relevant=({**_NOTHING[0], "metric": "hits@2"}, 0.0),
     ),
     Metric(
         name="ndcg_burges", title="nDCG@k (exponential gains)", kind="ranking",
@@ -256,16 +291,458 @@ _ENTRIES = [
     Metric(
         name="judged", title="Judged@k", kind="ranking",
         summary="share of the top k docs that have a judgement (holes in the qrels)",
-        formula="Judged@k = |docs in the top k with any judgement| / k",
+        formula="Judged@k = |docs in the top k with any judgement| / min(k, docs retrieved)",
         aliases={"ir_measures": ("Judged@k",)},
         parse_names=("judged",),
         higher_is_better=True, value_range=(0.0, 1.0), cutoff=_WHOLE,
-        conventions=("a judgement of any grade counts, 0 and negative too", "divided by k"),
+        conventions=("a judgement of any grade counts, 0 and negative too",
+                     "divided by min(k, docs retrieved), as ir_measures since its 2022 fix (not by k); "
+                     "0 for a query that retrieved nothing"),
         source="ir_measures Judged@k (MacAvaney et al., ECIR 2022)",
         function="evalsuite.evaluate", pages=("Overview",),
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "judged@2"}, 0.5,
-                            "top 2 = d3 (judged), d2 (not judged): 1 / 2 = 0.5"),),
+                            "top 2 = d3 (judged), d2 (not judged): 1 / 2 = 0.5"),
+                 TestVector({"qrels": _GRADED, "run": _RUN, "metric": "judged@10"}, 2 / 3,
+                            "3 docs retrieved, d3 and d1 judged: 2 / min(10, 3) = 0.6667 (not 2 / 10)")),
         perfect={**_PERFECT, "metric": "judged@2"},
+    ),
+    Metric(
+        name="r_precision", title="R-precision", kind="ranking",
+        summary="precision at rank R, the number of relevant docs",
+        formula="Rprec = |relevant docs in the top R| / R",
+        aliases={"ranx": ("r-precision",), "trec_eval": ("Rprec",), "ir_measures": ("Rprec",)},
+        parse_names=("r_precision", "r-precision", "rprec"), trec_whole="Rprec",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=(_RELEVANT, _R, "0 when R = 0"),
+        source="Buckley & Voorhees, Retrieval System Evaluation, in TREC: Experiment and Evaluation in IR, 2005; "
+               "trec_eval Rprec; ranx r-precision",
+        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "r_precision"}, 0.5,
+                            "R = 2 (d1, d3); top 2 = d3 (relevant), d2: 1 / 2 = 0.5"),),
+        perfect={**_PERFECT, "metric": "Rprec"}, nothing_relevant=({**_NOTHING[0], "metric": "Rprec"}, 0.0),
+    ),
+    Metric(
+        name="bpref", title="bpref", kind="ranking",
+        summary="how often relevant docs are ranked above judged non-relevant ones (unjudged docs ignored)",
+        formula="bpref = (1/R) sum over retrieved relevant r of (1 - min(n_r, R) / min(N, R)), n_r = judged "
+                "non-relevant docs ranked above r, N = judged non-relevant docs",
+        aliases={"ranx": ("bpref",), "trec_eval": ("bpref",), "ir_measures": ("Bpref",)},
+        parse_names=("bpref",), trec_whole="bpref",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=(_RELEVANT, _R, "judged non-relevant = grade from 0 to below rel_level; docs with a negative "
+                     "grade count as unjudged (trec_eval; ranx counts them non-relevant)",
+                     "a relevant doc with no non-relevant doc above it adds 1", "0 when R = 0",
+                     "trec_eval's bpref, query by query (pytrec-eval-terrier); ranx 0.3.21's bpref differs on "
+                     "many queries (it scores 0 where trec_eval does not) and is not followed"),
+        source="Buckley & Voorhees, Retrieval evaluation with incomplete information, SIGIR 2004; trec_eval bpref",
+        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": {"q1": {"a": 1, "b": 0, "c": 1, "e": 0}},
+                             "run": {"q1": {"b": 4.0, "a": 3.0, "d": 2.0, "c": 1.0}}, "metric": "bpref"}, 0.5,
+                            "R = 2, N = 2; ranking b (non-relevant), a, d (unjudged, skipped), c: a and c each have "
+                            "1 non-relevant above: (1 - 1/2) + (1 - 1/2) = 1, / R = 0.5"),
+                 TestVector({"qrels": _GRADED, "run": _RUN, "metric": "bpref"}, 1.0,
+                            "d4 (non-relevant) not retrieved, d2 unjudged: no non-relevant above d3 or d1: 2 / 2 = 1")),
+        perfect={**_PERFECT, "metric": "bpref"}, nothing_relevant=({**_NOTHING[0], "metric": "bpref"}, 0.0),
+    ),
+    Metric(
+        name="iprec_at_recall", title="Interpolated precision at recall r", kind="ranking",
+        summary="the highest precision at any rank where recall is at least r (the 11-point curve)",
+        formula="iprec(r) = max over ranks i with recall@i >= r of P@i; the level r is reached at the j-th "
+                "relevant doc with j = round(r x R)",
+        aliases={"trec_eval": ("iprec_at_recall_r",)},
+        parse_names=("iprec_at_recall",), trec_param="iprec_at_recall",
+        param="recall level r in [0, 1]",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=(_RELEVANT, _R, "j = round(r x R), halves away from zero (trec_eval 10's lround; trec_eval 9 "
+                     "added 0.9 and truncated)", "0 when fewer than j relevant docs are retrieved, and when R = 0",
+                     "ir_measures' IPrec@r runs trec_eval 9 (pytrec_eval), so that name is not accepted"),
+        source="Manning, Raghavan & Schütze, Introduction to IR, 2008, sec. 8.4; trec_eval iprec_at_recall",
+        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "iprec_at_recall_1.00"}, 2 / 3,
+                            "relevant at ranks 1 (P = 1) and 3 (P = 2/3); r = 1: j = 2, max(2/3) = 0.6667"),
+                 TestVector({"qrels": {"q1": {"d2": 1, "d1": 1}}, "run": _RUN, "metric": "iprec_at_recall@0.5"},
+                            2 / 3, "relevant at ranks 2 (P = 1/2) and 3 (P = 2/3); r = 0.5: j = 1, "
+                            "max(1/2, 2/3) = 0.6667 (interpolated up)")),
+        perfect={**_PERFECT, "metric": "iprec_at_recall_0.50"},
+        nothing_relevant=({**_NOTHING[0], "metric": "iprec_at_recall_0.00"}, 0.0),
+    ),
+    Metric(
+        name="gm_map", title="GM-MAP", kind="ranking",
+        summary="average precision, averaged over queries with the geometric mean (rewards consistency)",
+        formula="gm_map = exp(mean over queries of log(max(AP, 0.00001)))",
+        aliases={"trec_eval": ("gm_map",)},
+        trec_whole="gm_map",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=(_RELEVANT, _R, "per query: AP as `map`; the corpus value is the geometric mean with every "
+                     "AP floored at 0.00001 (trec_eval), a qrels query missing from the run counting as 0.00001"),
+        source="Robertson, On GMAP, CIKM 2006; trec_eval gm_map",
+        function="evalsuite.evaluate", pages=("Overview", "Per-query"), aggregate="geometric",
+        vectors=(TestVector({"qrels": {**_GRADED, "q2": {"x": 1}}, "run": {**_RUN, "q2": {"y": 1.0}}, "metric": "gm_map"},
+                            math.sqrt(5 / 6 * 1e-5),
+                            "AP q1 = (1 + 2/3) / 2 = 0.8333, q2 = 0 -> 0.00001: sqrt(0.8333 x 0.00001) = 0.0028868"),),
+        perfect={**_PERFECT, "metric": "gm_map"}, nothing_relevant=({**_NOTHING[0], "metric": "gm_map"}, 1e-5),
+    ),
+    Metric(
+        name="num_ret", title="Docs retrieved", kind="ranking",
+        summary="number of docs the run returned for the query (trec_eval's summary line)",
+        formula="num_ret = |ranked list| (cut at -M / max_docs)",
+        aliases={"trec_eval": ("num_ret",), "ir_measures": ("NumRet",)},
+        trec_whole="num_ret",
+        higher_is_better=True, value_range=(0.0, float("inf")), cutoff="",
+        conventions=("a count; the corpus value is the sum over queries (trec_eval)",),
+        source="trec_eval num_ret", function="evalsuite.evaluate", pages=("Overview",), aggregate="sum", integer=True,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "num_ret"}, 3.0, "d3, d2, d1: 3"),),
+    ),
+    Metric(
+        name="num_rel", title="Relevant docs", kind="ranking",
+        summary="number of relevant docs in the qrels for the query (R)",
+        formula="num_rel = R",
+        aliases={"trec_eval": ("num_rel",), "ir_measures": ("NumRel",)},
+        trec_whole="num_rel",
+        higher_is_better=True, value_range=(0.0, float("inf")), cutoff="",
+        conventions=(_R, "a count; the corpus value is the sum over the evaluated queries (trec_eval; with -c and "
+                     "-l above 1 trec_eval sums grades > 0 instead, which this does not copy)"),
+        source="trec_eval num_rel", function="evalsuite.evaluate", pages=("Overview",), aggregate="sum", integer=True,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "num_rel"}, 2.0, "d1 (2), d3 (1); d4 (0) not: 2"),),
+    ),
+    Metric(
+        name="num_rel_ret", title="Relevant docs retrieved", kind="ranking",
+        summary="number of relevant docs in the whole ranked list",
+        formula="num_rel_ret = |relevant docs retrieved|",
+        aliases={"trec_eval": ("num_rel_ret",), "ir_measures": ("NumRelRet",)},
+        trec_whole="num_rel_ret",
+        higher_is_better=True, value_range=(0.0, float("inf")), cutoff="",
+        conventions=(_RELEVANT, "a count; the corpus value is the sum over queries (trec_eval); `hits` is the "
+                     "same per query, averaged (ranx)"),
+        source="trec_eval num_rel_ret", function="evalsuite.evaluate", pages=("Overview",), aggregate="sum",
+        integer=True,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "num_rel_ret"}, 2.0, "d3 and d1 retrieved: 2"),),
+        nothing_relevant=({**_NOTHING[0], "metric": "num_rel_ret"}, 0.0),
+    ),
+    Metric(
+        name="dcg", title="DCG@k", kind="ranking",
+        summary="discounted cumulative gain, not normalised (linear gains)",
+        formula="DCG@k = sum over ranks i <= k of g_i / log2(i + 1)",
+        aliases={"ranx": ("dcg@k",)},
+        parse_names=("dcg",),
+        higher_is_better=True, value_range=(0.0, float("inf")), cutoff=_WHOLE,
+        conventions=("gain = grade (linear); grades below rel_level get gain 0 (ranx)",),
+        source="Järvelin & Kekäläinen, TOIS 2002; ranx dcg@k",
+        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "dcg@10"}, 2.0,
+                            "1/log2(2) [d3, g 1] + 0 [d2] + 2/log2(4) [d1, g 2] = 1 + 1 = 2"),
+                 TestVector({"qrels": _GRADED, "run": _RUN, "metric": "dcg@2"}, 1.0, "d3 only: 1/log2(2) = 1")),
+        nothing_relevant=({**_NOTHING[0], "metric": "dcg@10"}, 0.0),
+    ),
+    Metric(
+        name="dcg_burges", title="DCG@k (exponential gains)", kind="ranking",
+        summary="discounted cumulative gain with gain 2^g - 1, not normalised",
+        formula="DCG@k = sum over ranks i <= k of (2^g_i - 1) / log2(i + 1)",
+        aliases={"ranx": ("dcg_burges@k",)},
+        parse_names=("dcg_burges",),
+        higher_is_better=True, value_range=(0.0, float("inf")), cutoff=_WHOLE,
+        conventions=("gain = 2^grade - 1; grades below rel_level get gain 0 (ranx)",),
+        source="Burges et al., ICML 2005; ranx dcg_burges@k",
+        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "dcg_burges@10"}, 2.5,
+                            "(2^1-1)/log2(2) + (2^2-1)/log2(4) = 1 + 1.5 = 2.5"),),
+        nothing_relevant=({**_NOTHING[0], "metric": "dcg_burges@10"}, 0.0),
+    ),
+    Metric(
+        name="f1", title="F1@k", kind="ranking",
+        summary="harmonic mean of P@k and R@k",
+        formula="F1@k = 2 P@k R@k / (P@k + R@k)",
+        aliases={"ranx": ("f1@k",), "trec_eval": ("set_F",)},
+        parse_names=("f1",), trec_whole="set_F",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff=_WHOLE,
+        conventions=(_RELEVANT, _R, "P@k divided by k (by the docs retrieved without a cutoff), as ranx",
+                     "0 when P@k + R@k = 0"),
+        source="van Rijsbergen, Information Retrieval, 1979 (the F measure); ranx f1@k",
+        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "f1@2"}, 0.5,
+                            "P@2 = 1/2, R@2 = 1/2: 2 x 0.25 / 1 = 0.5"),
+                 TestVector({"qrels": _GRADED, "run": _RUN, "metric": "f1@10"}, 1 / 3,
+                            "P@10 = 2/10, R@10 = 2/2: 2 x 0.2 / 1.2 = 0.3333")),
+        perfect={**_PERFECT, "metric": "f1@2"}, nothing_relevant=({**_NOTHING[0], "metric": "f1@2"}, 0.0),
+    ),
+    Metric(
+        name="rbp", title="RBP (persistence p)", kind="ranking",
+        summary="rank-biased precision: gain a user with persistence p collects down the list",
+        formula="RBP = (1 - p) sum over ranks i of g_i p^(i - 1)",
+        aliases={"ranx": ("rbp.p",)},
+        parse_names=("rbp",), param="persistence p, 0 < p < 1 (ranx `rbp.95` = 0.95)",
+        higher_is_better=True, value_range=(0.0, float("inf")), cutoff="",
+        conventions=("gain = grade for docs with grade >= rel_level, else 0, not normalised (ranx: a graded "
+                     "qrels file can give values above 1); trec_eval's rbp scales gains to [0, 1] and is not "
+                     "this entry",),
+        source="Moffat & Zobel, Rank-biased precision for measurement of retrieval effectiveness, TOIS 2008; "
+               "ranx rbp.p",
+        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "rbp.5"}, 0.75,
+                            "(1 - 0.5) x (1 x 0.5^0 [d3] + 2 x 0.5^2 [d1]) = 0.5 x 1.5 = 0.75"),
+                 TestVector({"qrels": {"q1": {"d2": 1}}, "run": _RUN, "metric": "rbp@0.8"}, 0.2 * 0.8,
+                            "d2 at rank 2: (1 - 0.8) x 0.8 = 0.16")),
+        nothing_relevant=({**_NOTHING[0], "metric": "rbp.9"}, 0.0),
+    ),
+    Metric(
+        name="err", title="ERR@k", kind="ranking",
+        summary="expected reciprocal rank: a cascade user stops at a doc with probability set by its grade",
+        formula="R_i = (2^g_i - 1) / 2^4; ERR@k = sum over ranks i <= k of (R_i / i) x prod over j < i of (1 - R_j)",
+        aliases={"ir_measures": ("ERR@k",)},
+        parse_names=("err",),
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff=_WHOLE,
+        conventions=("maximum grade 4 (gdeval's MAX_JUDGMENT, which ir_measures runs); a higher grade is an error",
+                     "grades below rel_level (and negative ones) give R = 0; at rel_level 1 as gdeval",
+                     "no normalisation: a perfect ranking scores below 1"),
+        source="Chapelle, Metzler, Zhang & Grinspan, Expected reciprocal rank for graded relevance, CIKM 2009; "
+               "ir_measures ERR@k (gdeval.pl, TREC Web track)",
+        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "err@10"}, 1 / 16 + (15 / 16) * (3 / 16) / 3,
+                            "d3 (g 1): R = 1/16, adds 1/16 / 1 = 0.0625; d2 unjudged: R = 0; d1 (g 2): R = 3/16, "
+                            "adds (15/16) x (3/16) / 3 = 0.05859; ERR = 0.12109"),
+                 TestVector({"qrels": {"q1": {"d3": 4}}, "run": _RUN, "metric": "err@1"}, 15 / 16,
+                            "d3 grade 4 at rank 1: (2^4 - 1) / 2^4 = 0.9375")),
+        nothing_relevant=({**_NOTHING[0], "metric": "err@10"}, 0.0),
+    ),
+    Metric(
+        name="relative_precision", title="Relative P@k", kind="ranking",
+        summary="P@k relative to the best possible at k: precision up to R, recall after",
+        formula="relative_P@k = |relevant docs in the top k| / min(k, R); no cutoff: / min(docs retrieved, R)",
+        aliases={"trec_eval": ("relative_P_k", "set_relative_P")},
+        parse_names=("relative_precision", "relative_p"), trec_cut="relative_P", trec_whole="set_relative_P",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff=_WHOLE,
+        conventions=(_RELEVANT, _R, "0 when R = 0"),
+        source="trec_eval relative_P and set_relative_P", function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "relative_P_1"}, 1.0,
+                            "top 1 = d3 (relevant): 1 / min(1, R = 2) = 1"),
+                 TestVector({"qrels": _GRADED, "run": _RUN, "metric": "relative_P_5"}, 1.0,
+                            "top 5 holds d3 and d1: 2 / min(5, 2) = 1")),
+        perfect={**_PERFECT, "metric": "relative_P_5"}, nothing_relevant=({**_NOTHING[0], "metric": "relative_P_5"}, 0.0),
+    ),
+    Metric(
+        name="unjudged", title="Unjudged@k", kind="ranking",
+        summary="share of the top k docs without a judgement (trec_eval's unj)",
+        formula="unj@k = |docs in the top k without a judgement (or with a negative grade)| / k",
+        aliases={"trec_eval": ("unj_k",)},
+        parse_names=("unjudged", "unj"), trec_cut="unj",
+        higher_is_better=False, value_range=(0.0, 1.0), cutoff=_WHOLE,
+        conventions=("a negative grade counts as unjudged (trec_eval: in the pool but not judged)",
+                     "divided by k even when fewer docs were returned (trec_eval; judged@k divides by the docs "
+                     "retrieved); no cutoff: by the docs retrieved"),
+        source="trec_eval 10 unj (Soboroff, 2023)", function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "unj_2"}, 0.5, "top 2 = d3 (judged), d2: 1 / 2"),
+                 TestVector({"qrels": _GRADED, "run": _RUN, "metric": "unj_5"}, 0.2,
+                            "3 docs returned, d2 unjudged: 1 / 5 = 0.2 (k, not 3)")),
+    ),
+    Metric(
+        name="num_nonrel_judged_ret", title="Judged non-relevant docs retrieved", kind="ranking",
+        summary="number of retrieved docs judged not relevant",
+        formula="num_nonrel_judged_ret = |retrieved docs with 0 <= grade < rel_level|",
+        aliases={"trec_eval": ("num_nonrel_judged_ret",)},
+        trec_whole="num_nonrel_judged_ret",
+        higher_is_better=False, value_range=(0.0, float("inf")), cutoff="",
+        conventions=("negative grades are not counted (trec_eval: unjudged)",
+                     "a count; the corpus value is the sum over queries (trec_eval)"),
+        source="trec_eval num_nonrel_judged_ret", function="evalsuite.evaluate", pages=("Overview",),
+        aggregate="sum", integer=True,
+        vectors=(TestVector({"qrels": {"q1": {"d1": 2, "d2": 0, "d3": -1}}, "run": _RUN,
+                             "metric": "num_nonrel_judged_ret"}, 1.0,
+                            "d3 (grade -1: unjudged), d2 (grade 0: counted), d1 (relevant): 1"),),
+    ),
+    Metric(
+        name="set_map", title="Set MAP", kind="ranking",
+        summary="unranked average precision: set precision times set recall",
+        formula="set_map = num_rel_ret^2 / (num_ret x R)",
+        aliases={"trec_eval": ("set_map",)},
+        trec_whole="set_map",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=(_RELEVANT, _R, "0 when nothing is retrieved or R = 0"),
+        source="trec_eval set_map (exact_unranked_avg_prec of older versions)", function="evalsuite.evaluate",
+        pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "set_map"}, 4 / 6,
+                            "2 relevant of 3 retrieved, R = 2: 2^2 / (3 x 2) = 0.6667"),),
+        perfect={**_PERFECT, "metric": "set_map"}, nothing_relevant=({**_NOTHING[0], "metric": "set_map"}, 0.0),
+    ),
+    Metric(
+        name="utility", title="Utility", kind="ranking",
+        summary="relevant docs retrieved minus non-relevant docs retrieved (trec_eval's default coefficients)",
+        formula="utility = 1 x num_rel_ret - 1 x (num_ret - num_rel_ret)",
+        aliases={"trec_eval": ("utility",)},
+        trec_whole="utility",
+        higher_is_better=True, value_range=(float("-inf"), float("inf")), cutoff="",
+        conventions=(_RELEVANT, "trec_eval's default coefficients 1, -1, 0, 0 (other coefficients are not "
+                     "supported)", "the corpus value is the mean over queries (trec_eval)"),
+        source="trec_eval utility (TREC filtering track set utility)", function="evalsuite.evaluate",
+        pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "utility"}, 1.0,
+                            "2 relevant retrieved, 1 other (d2): 2 - 1 = 1"),),
+    ),
+    Metric(
+        name="rprec_mult", title="P at a multiple of R", kind="ranking",
+        summary="precision after x R docs (x = 1 is R-precision)",
+        formula="Rprec_mult(x) = |relevant docs in the top c| / c, c = int(x R + 0.9)",
+        aliases={"trec_eval": ("Rprec_mult_x",)},
+        parse_names=("rprec_mult",), trec_param="Rprec_mult", param="multiple x of R, x >= 0",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=(_RELEVANT, _R, "c = int(x R + 0.9) docs (trec_eval 10 kept its version 9 rounding here)",
+                     "divided by c even when fewer docs were returned", "0 when c = 0"),
+        source="trec_eval Rprec_mult", function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "Rprec_mult_0.50"}, 1.0,
+                            "R = 2: c = int(1 + 0.9) = 1; top 1 = d3 (relevant): 1"),
+                 TestVector({"qrels": _GRADED, "run": _RUN, "metric": "Rprec_mult_2.00"}, 0.5,
+                            "c = int(4 + 0.9) = 4; 2 relevant in the top 4 (3 returned): 2 / 4")),
+        perfect={**_PERFECT, "metric": "Rprec_mult_1.00"},
+    ),
+    Metric(
+        name="pt11_avg", title="11-point average precision", kind="ranking",
+        summary="interpolated precision averaged over the recall levels 0, 0.1, ..., 1",
+        formula="11pt_avg = (1/11) sum over r in 0, 0.1, ..., 1 of iprec_at_recall(r)",
+        aliases={"trec_eval": ("11pt_avg",)},
+        trec_whole="11pt_avg",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=("as iprec_at_recall at each of the 11 levels",),
+        source="Salton & McGill, Introduction to Modern IR, 1983; trec_eval 11pt_avg", function="evalsuite.evaluate",
+        pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "11pt_avg"}, (8 * 1 + 3 * 2 / 3) / 11,
+                            "R = 2, relevant at ranks 1 (P 1) and 3 (P 2/3): levels 0 to 0.7 round to j <= 1 -> 1 "
+                            "(8 levels), 0.8 to 1 to j = 2 -> 2/3 (3 levels): (8 + 2) / 11 = 0.9091"),),
+        perfect={**_PERFECT, "metric": "11pt_avg"}, nothing_relevant=({**_NOTHING[0], "metric": "11pt_avg"}, 0.0),
+    ),
+    Metric(
+        name="gm_bpref", title="GM-bpref", kind="ranking",
+        summary="bpref averaged over queries with the geometric mean",
+        formula="gm_bpref = exp(mean over queries of log(max(bpref, 0.00001)))",
+        aliases={"trec_eval": ("gm_bpref",)},
+        trec_whole="gm_bpref",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=("per query: bpref; the corpus value is the geometric mean with every value floored at "
+                     "0.00001 (trec_eval)",),
+        source="trec_eval gm_bpref", function="evalsuite.evaluate", pages=("Overview", "Per-query"),
+        aggregate="geometric",
+        vectors=(TestVector({"qrels": {**_GRADED, "q2": {"x": 1}}, "run": {**_RUN, "q2": {"y": 1.0}},
+                             "metric": "gm_bpref"}, math.sqrt(1e-5),
+                            "bpref q1 = 1, q2 = 0 -> 0.00001: sqrt(1 x 0.00001) = 0.0031623"),),
+        perfect={**_PERFECT, "metric": "gm_bpref"}, nothing_relevant=({**_NOTHING[0], "metric": "gm_bpref"}, 1e-5),
+    ),
+    Metric(
+        name="infap", title="infAP", kind="ranking",
+        summary="average precision inferred from a random sample of the pool (negative grades: pooled, unjudged)",
+        formula="infAP = (1/R) sum over relevant retrieved at 0-based rank j of E[P@j+1]: 1 at j = 0, else "
+                "1/(j+1) + (j/(j+1)) (|judged or pooled above| / j) (rel above + e) / (rel above + nonrel above + 2e)",
+        aliases={"trec_eval": ("infAP",)},
+        parse_names=("infap",), trec_whole="infAP",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=(_RELEVANT, _R, "a negative grade marks a pooled doc left unjudged (trec_eval); e = 0.00001",
+                     "AP but for the e terms when the qrels have no negative grade"),
+        source="Yilmaz & Aslam, Estimating average precision with incomplete and imperfect judgments, CIKM 2006; "
+               "trec_eval infAP",
+        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "infAP"},
+                            (1 + 1 / 3 + (2 / 3) * (1 / 2) * (1 + 1e-5) / (1 + 2e-5)) / 2,
+                            "d3 at j = 0: 1; d1 at j = 2 (d2, outside the pool, is skipped; 1 relevant above): "
+                            "1/3 + (2/3) x (1/2) x (1 + e) / (1 + 2e) = 0.6666650; (1 + 0.6666650) / 2 = 0.8333317 "
+                            "(AP 0.8333 but for e)"),
+                 TestVector({"qrels": {"q1": {"d3": -1, "d1": 1}}, "run": _RUN, "metric": "infAP"},
+                            1 / 3 + (2 / 3) * (1 / 2) * (1e-5 / 2e-5),
+                            "d3 pooled unjudged, d2 outside the pool, d1 relevant at j = 2: 1/3 + (2/3) x (1 pooled "
+                            "above / 2) x (0 + e) / (0 + 0 + 2e) = 1/3 + 1/6 = 0.5")),
+        nothing_relevant=({**_NOTHING[0], "metric": "infAP"}, 0.0),  # a perfect ranking scores 1 - O(e)
+    ),
+    Metric(
+        name="bin_g", title="binG", kind="ranking",
+        summary="binary gain discounted by the non-relevant docs seen before each relevant one",
+        formula="binG = (1/R) sum over relevant retrieved r of 1 / log2(2 + |docs above r not relevant|)",
+        aliases={"trec_eval": ("binG",)},
+        trec_whole="binG",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=(_RELEVANT, _R, "unjudged docs count as not relevant"),
+        source="trec_eval binG (Buckley, an experimental measure of trec_eval 9)", function="evalsuite.evaluate",
+        pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "binG"}, (1 + 1 / 1.584962500721156) / 2,
+                            "d3 at rank 1: 1/log2(2) = 1; d1 after d2: 1/log2(3) = 0.63093; (1 + 0.63093) / 2 = "
+                            "0.81546"),),
+        perfect={**_PERFECT, "metric": "binG"}, nothing_relevant=({**_NOTHING[0], "metric": "binG"}, 0.0),
+    ),
+    Metric(
+        name="g", title="G", kind="ranking",
+        summary="gain discounted by the cost paid beyond the gain collected, over the ideal gain (trec_eval's G)",
+        formula="G = (sum over ranks i of g_i / log2(2 + cost_i - gain_i)) / sum of ideal gains; cost_i = sum over "
+                "ranks <= i of max(ideal gain, 1) (1 past the ideal list), gain_i = gains collected down to i",
+        aliases={"trec_eval": ("G",)},
+        trec_whole="G",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=("gain = grade for docs with grade >= rel_level, else 0 (trec_eval's default gains; it ignores "
+                     "-l here)", "0 when R = 0"),
+        source="trec_eval G (Buckley, an experimental measure of trec_eval 9)", function="evalsuite.evaluate",
+        pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "G"}, 1 / 1.584962500721156,
+                            "ideal gains 2, 1, then cost 1 a rank: cost 2, 3, 4; gain collected 1, 1, 3; d3 (g 1): "
+                            "1/log2(2 + 2 - 1); d1 (g 2): 2/log2(2 + 4 - 3); (3 / log2(3)) / (2 + 1) = 0.63093"),),
+        nothing_relevant=({**_NOTHING[0], "metric": "G"}, 0.0),
+    ),
+    Metric(
+        name="ndcg_rel", title="nDCG over relevant ranks", kind="ranking",
+        summary="nDCG averaged over the ranks of the relevant docs (a relevant doc not retrieved counts the final nDCG)",
+        formula="ndcg_rel = (1/R) (sum over relevant retrieved at rank i of DCG@i / IDCG@min(i, R) + (R - relevant "
+                "retrieved) DCG / IDCG)",
+        aliases={"trec_eval": ("ndcg_rel",)},
+        trec_whole="ndcg_rel",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=("gain = grade for docs with grade >= rel_level, else 0 (trec_eval ignores -l here)",
+                     "0 when R = 0"),
+        source="trec_eval ndcg_rel", function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "ndcg_rel"},
+                            (1 / 2 + 2 / (2 + 1 / 1.584962500721156)) / 2,
+                            "d3 at rank 1: DCG 1 / IDCG@1 2 = 0.5; d1 at rank 3: DCG 2 / IDCG 2.63093 = 0.76019; "
+                            "(0.5 + 0.76019) / 2 = 0.63010"),),
+        perfect={**_PERFECT, "metric": "ndcg_rel"}, nothing_relevant=({**_NOTHING[0], "metric": "ndcg_rel"}, 0.0),
+    ),
+    Metric(
+        name="rndcg", title="Rndcg", kind="ranking",
+        summary="nDCG averaged over the ranks where the ideal gain drops (and at the end of a long ranking)",
+        formula="Rndcg = mean over b in B of DCG over the first min(b, docs retrieved) / IDCG@b, B = ranks after which "
+                "the ideal gain changes (R included), plus DCG / IDCG of the whole ranking when it has R + 2 docs or more",
+        aliases={"trec_eval": ("Rndcg",)},
+        trec_whole="Rndcg",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=("gain = grade for docs with grade >= rel_level, else 0 (trec_eval ignores -l here)",
+                     "0 when R = 0"),
+        source="trec_eval Rndcg", function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "Rndcg"},
+                            (1 / 2 + 1 / (2 + 1 / 1.584962500721156)) / 2,
+                            "ideal gains 2, 1: B = {1, 2}; b = 1: DCG of d3 = 1 / IDCG 2 = 0.5; b = 2: DCG of d3, d2 = 1 "
+                            "/ 2.63093 = 0.38009; 3 docs < R + 2 = 4: no end point; (0.5 + 0.38009) / 2 = 0.44005"),),
+        perfect={**_PERFECT, "metric": "Rndcg"}, nothing_relevant=({**_NOTHING[0], "metric": "Rndcg"}, 0.0),
+    ),
+    Metric(
+        name="rbp_trec", title="RBP (trec_eval, p = 0.9)", kind="ranking",
+        summary="trec_eval's rank-biased precision: persistence 0.9, gains scaled into [0, 1]",
+        formula="rbp = 0.1 sum over ranks i of (g_i / max(1, highest judged grade of the query)) 0.9^(i - 1)",
+        aliases={"trec_eval": ("rbp",)},
+        trec_whole="rbp",
+        higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
+        conventions=("gain = grade / the query's highest judged grade when that is above 1 (trec_eval scales gains "
+                     "into [0, 1]); grades below rel_level give 0 (trec_eval ignores -l here)",
+                     "the same as ranx's rbp.9 on binary qrels; `rbp.p` is ranx's (unscaled grades)"),
+        source="Moffat & Zobel, TOIS 2008; trec_eval 10 rbp", function="evalsuite.evaluate", pages=("Overview",),
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "rbp"}, 0.1 * (1 / 2 + (2 / 2) * 0.81),
+                            "highest grade 2: gains 1/2 (d3, rank 1), 2/2 (d1, rank 3): 0.1 x (0.5 + 1 x 0.9^2) = "
+                            "0.131"),),
+        nothing_relevant=({**_NOTHING[0], "metric": "rbp"}, 0.0),
+    ),
+    Metric(
+        name="rbp_resid", title="RBP residual (trec_eval)", kind="ranking",
+        summary="how much trec_eval's rbp could rise if every unjudged doc retrieved were fully relevant",
+        formula="rbp_resid = 0.9^N + 0.1 sum over unjudged ranks i of 0.9^(i - 1), N = docs retrieved; 0 when no doc "
+                "retrieved is unjudged",
+        aliases={"trec_eval": ("rbp_resid",)},
+        trec_whole="rbp_resid",
+        higher_is_better=False, value_range=(0.0, 1.0), cutoff="",
+        conventions=("unjudged = no judgement or a negative grade (trec_eval)", "the tail past the ranking (0.9^N) "
+                     "counts only when some retrieved doc is unjudged (trec_eval)"),
+        source="Moffat & Zobel, TOIS 2008; trec_eval 10 rbp_resid", function="evalsuite.evaluate", pages=("Overview",),
+        vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "rbp_resid"}, 0.9 ** 3 + 0.1 * 0.9,
+                            "d2 unjudged at rank 2: 0.9^3 + 0.1 x 0.9 = 0.819"),),
     ),
     Metric(
         name="context_precision", title="Context precision", kind="context",
@@ -415,8 +892,15 @@ METRICS: Mapping[str, Metric] = MappingProxyType({m.name: m for m in _ENTRIES})
 
 # trec_eval's measure table, for the command line: the order trec_eval prints measures in (the
 # families EvalSuite computes) and the cutoffs a bare family name stands for (`-m P`).
-TREC_PRINT_ORDER = ("map", "recip_rank", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success")
+TREC_PRINT_ORDER = ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+                    "iprec_at_recall", "P", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
+                    "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P", "set_relative_P", "set_recall",
+                    "set_map", "set_F", "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj")
 TREC_FAMILY_CUTOFFS = {
+    "Rprec_mult": (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+    "relative_P": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
+    "unj": (5, 10, 20),
+    "iprec_at_recall": (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
     "P": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
     "recall": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
     "map_cut": (5, 10, 15, 20, 30, 100, 200, 500, 1000),

@@ -10,6 +10,7 @@ as a formula; scores stay numbers.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 import numpy as np
@@ -22,24 +23,145 @@ from .io import read_qrels, read_run
 from ._validate import safe_csv
 
 _FAMILY_CUTOFFS = TREC_FAMILY_CUTOFFS
-# What trec_eval prints without -m, restricted to the measures EvalSuite computes.
-DEFAULT_MEASURES = ("map", "recip_rank", *(f"P_{k}" for k in _FAMILY_CUTOFFS["P"]))
+# What trec_eval prints without -m (its "official" set), in its order.
+DEFAULT_MEASURES = ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+                    *(f"iprec_at_recall_{r:.2f}" for r in _FAMILY_CUTOFFS["iprec_at_recall"]),
+                    *(f"P_{k}" for k in _FAMILY_CUTOFFS["P"]))
+# Families whose parameter is a real number, printed with 2 decimals (iprec_at_recall_0.10).
+_REAL_FAMILIES = {"iprec_at_recall", "Rprec_mult"}
+
+
+def _family_parameter(family: str, text: str) -> str:
+    if family in _REAL_FAMILIES:
+        try:
+            return f"{float(text):.2f}"
+        except ValueError:
+            return text  # left for the metric parser to reject with its message
+    whole = re.fullmatch(r"([0-9]+)\.[0-9]*", text)
+    return whole.group(1) if whole else text  # trec_eval reads a cutoff with atol: ndcg_cut.23.4 is ndcg_cut_23
 
 
 def expand_measures(names: list[str]) -> list[str]:
-    """Expand trec_eval measure families: ``P`` -> P_5 ... P_1000, ``P.5,10`` -> P_5, P_10."""
+    """Expand trec_eval measure families: ``P`` -> P_5 ... P_1000, ``P.5,10`` -> P_5, P_10,
+    ``iprec_at_recall..10,.5`` -> iprec_at_recall_0.10, iprec_at_recall_0.50; ``official`` is
+    trec_eval's default set."""
     out: list[str] = []
     for name in names:
+        if name == "official":
+            out.extend(DEFAULT_MEASURES)
+            continue
+        if name == "all_trec":  # every trec_eval measure EvalSuite computes, with trec_eval's parameters
+            out.extend(m for family in TREC_PRINT_ORDER for m in expand_measures([family]))
+            out.append(RELSTRING)
+            continue
+        if name.startswith(f"{RELSTRING}."):  # relstring.20 -> relstring_20
+            out.append(f"{RELSTRING}_{_family_parameter('', name.partition('.')[2])}")
+            continue
         family, dot, cutoffs = name.partition(".")
         if family in _FAMILY_CUTOFFS and (not dot or cutoffs):
             ks = cutoffs.split(",") if dot else [str(k) for k in _FAMILY_CUTOFFS[family]]
-            out.extend(f"{family}_{k}" for k in ks)
+            out.extend(f"{family}_{_family_parameter(family, k)}" for k in ks)
         else:
             out.append(name)
     return list(dict.fromkeys(out))
 
 
 _TREC_ORDER = TREC_PRINT_ORDER
+
+# trec_eval's relstring: per query, one character per top doc (its grade 0-9, '>' above 9, '-' not
+# judged, '.' a negative grade: pooled but unjudged); printed after the P lines, only per query.
+RELSTRING = "relstring"
+RELSTRING_DEFAULT = 10
+
+
+def _relstring_length(name: str) -> int | None:
+    """The length asked by ``relstring`` / ``relstring_20``, or None for another measure."""
+    if name == RELSTRING:
+        return RELSTRING_DEFAULT
+    match = re.fullmatch(r"relstring_([0-9]{1,9})", name)
+    return int(match.group(1)) if match else None
+
+
+def relstrings(qrels, run, query_ids, length: int, max_docs: int | None = None) -> dict[str, str]:
+    """trec_eval's relstring of each query: the grades of its top ``length`` docs as characters.
+
+    Parameters
+    ----------
+    qrels : Qrels
+    run : Run
+    query_ids : sequence of str
+        The evaluated queries (a query missing from the run gets ``''``).
+    length : int
+        Number of top docs (trec_eval's parameter, default 10).
+    max_docs : int or None
+        trec_eval -M: the ranking is cut there first.
+
+    Returns
+    -------
+    dict of str -> str
+
+    Examples
+    --------
+    >>> from evalsuite import Qrels, Run
+    >>> qrels = Qrels.from_dict({"q1": {"a": 2, "b": 0, "c": -1, "d": 12}})
+    >>> run = Run.from_dict({"q1": {"a": 5.0, "x": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}})
+    >>> relstrings(qrels, run, ["q1", "q2"], 10)
+    {'q1': '2-0.>', 'q2': ''}
+    """
+    in_run = set(run.query_ids.tolist())
+    in_qrels = set(qrels.query_ids.tolist())
+    out = {}
+    for qid in query_ids:
+        if qid not in in_run:
+            out[qid] = ""
+            continue
+        grades = qrels.query(qid) if qid in in_qrels else {}
+        docs = run.query(qid)["doc_id"].tolist()[: min(length, max_docs or length)]
+        chars = []
+        for doc in docs:
+            grade = grades.get(doc)
+            chars.append("-" if grade is None else "." if grade < 0 else ">" if grade > 9 else str(int(grade)))
+        out[qid] = "".join(chars)
+    return out
+
+
+def _with_relstrings(text: str, name: str | None, strings: dict[str, str], drop: str | None = None) -> str:
+    """trec_eval's table with a ``name`` line in each query's block, after its P lines (none when
+    ``name`` is None), and without the ``drop`` lines (a measure computed only to list the queries)."""
+    after = _TREC_ORDER.index("P")
+
+    def late(measure: str) -> bool:
+        family = measure if measure in _TREC_ORDER else measure.rpartition("_")[0]
+        return family not in _TREC_ORDER or _TREC_ORDER.index(family) > after
+
+    out: list[str] = []
+    block: list[tuple[str, str]] = []  # (measure, line) of the current query
+
+    def flush() -> None:
+        if block:
+            qid = block[0][1].split("\t")[1]
+            at = next((i for i, (m, _) in enumerate(block) if late(m)), len(block))
+            lines = [line for _, line in block]
+            if name is not None:
+                lines.insert(at, f"{name:<22}\t{qid}\t'{strings.get(qid, '')}'")
+            out.extend(line for line in lines if line.split("\t")[0].strip() != drop)
+            block.clear()
+
+    current = None
+    for line in text.splitlines():
+        measure, qid = (part.strip() for part in line.split("\t")[:2])
+        if qid == "all":
+            flush()
+            current = None
+            if measure != drop:
+                out.append(line)
+            continue
+        if qid != current:
+            flush()
+            current = qid
+        block.append((measure, line))
+    flush()
+    return "\n".join(out) + "\n"
 
 
 def trec_order(names: list[str]) -> list[str]:
@@ -52,6 +174,11 @@ def trec_order(names: list[str]) -> list[str]:
         family, _, cutoff = name.rpartition("_") if name not in _TREC_ORDER else (name, "", "")
         if family in _TREC_ORDER and (not cutoff or cutoff.isdigit()):
             return (0, _TREC_ORDER.index(family), int(cutoff or 0))
+        if family in _TREC_ORDER and family in _REAL_FAMILIES:
+            try:
+                return (0, _TREC_ORDER.index(family), float(cutoff))
+            except ValueError:
+                pass
         return (1, 0, 0)
 
     trec = sorted((n for n in names if rank(n)[0] == 0), key=rank)
@@ -90,8 +217,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("run", help="run file (same formats)")
     parser.add_argument("-m", "--measure", action="append", default=None, metavar="METRIC",
                         help="metric: ranx style (ndcg@10, map@100, mrr@10, precision@10, recall@100, hit_rate@10) "
-                        "or trec_eval (P_10, P.5,10, P, ndcg_cut.10, map, recip_rank); repeatable. "
-                        "Default: map, recip_rank, P_5 ... P_1000")
+                        "or trec_eval (P_10, P.5,10, P, ndcg_cut.10, map, recip_rank, bpref, official); repeatable. "
+                        "Default: trec_eval's (num_ret ... map, gm_map, Rprec, bpref, recip_rank, "
+                        "iprec_at_recall_0.00 ... 1.00, P_5 ... P_1000)")
     parser.add_argument("-q", "--per-query", action="store_true", help="also print a row per query")
     parser.add_argument("--format", choices=("table", "csv", "json"), default="table",
                         help="table: trec_eval's layout (default); csv: one column per metric, safe to open in a "
@@ -102,6 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "or only queries in both files (trec_eval without -c)")
     parser.add_argument("-c", dest="complete", action="store_true",
                         help="accepted for trec_eval compatibility: same as --queries qrels")
+    parser.add_argument("-M", dest="max_docs", type=int, default=None, metavar="N",
+                        help="evaluate only the top N docs of each query (trec_eval -M)")
     parser.add_argument("--duplicates", choices=("error", "max"), default="error",
                         help="a doc listed twice for one query: error (default, like trec_eval) or keep the max")
     parser.add_argument("--format-run", dest="run_format", default=None, help="run file format if not detected")
@@ -115,16 +245,28 @@ def main(argv: list[str] | None = None) -> int:
     rel_level = int(args.rel_level) if float(args.rel_level).is_integer() else args.rel_level
     try:
         measures = trec_order(expand_measures(args.measure) if args.measure else list(DEFAULT_MEASURES))
+        # relstring.20 replaces all_trec's relstring (trec_eval keeps one, with the parameter given)
+        relstring = max((m for m in measures if _relstring_length(m) is not None), key=lambda m: m != RELSTRING,
+                        default=None)
+        measures = [m for m in measures if _relstring_length(m) is None]
+        only_relstring = relstring is not None and not measures
         qrels = read_qrels(args.qrels, args.qrels_format, duplicates=args.duplicates)
         run = read_run(args.run, args.run_format, duplicates=args.duplicates)
-        report = evaluate(qrels, run, measures, queries="qrels" if args.complete else args.queries, rel_level=rel_level)
+        report = evaluate(qrels, run, measures or ["num_ret"], queries="qrels" if args.complete else args.queries,
+                          rel_level=rel_level, max_docs=args.max_docs)
     except EvalSuiteError as exc:
         print(f"evalsuite: error: {exc}", file=sys.stderr)
         return 2
     for warning in report.warnings:
         print(f"evalsuite: note: {warning}", file=sys.stderr)
     if args.format == "table":
-        sys.stdout.write(report.to_trec_eval(per_query=args.per_query))
+        text = report.to_trec_eval(per_query=args.per_query)
+        if relstring is not None:  # trec_eval prints relstring per query only
+            strings = relstrings(qrels, run, report.query_ids, _relstring_length(relstring), args.max_docs) \
+                if args.per_query else {}
+            text = _with_relstrings(text, relstring if args.per_query else None, strings,
+                                    drop="num_ret" if only_relstring else None)
+        sys.stdout.write(text)
     elif args.format == "csv":
         _write_bytes(_format_csv(report, args.per_query))
     else:

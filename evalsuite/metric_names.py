@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ._registry import METRICS, Metric
 from .errors import EvalSuiteError
@@ -24,6 +24,12 @@ _TREC_WHOLE = {m.trec_whole: m.name for m in _RANKING if m.trec_whole}
 
 _TREC_PATTERN = re.compile(r"^(%s)_(\S+)$" % "|".join(map(re.escape, _TREC_CUT)))
 
+# Metrics with a real-valued parameter instead of a cutoff: trec_eval ``iprec_at_recall_0.10``,
+# ``iprec_at_recall@0.1``, ranx ``rbp.95`` (persistence 0.95).
+_TREC_PARAM = {m.trec_param: m.name for m in _RANKING if m.trec_param}
+_TREC_PARAM_PATTERN = re.compile(r"^(%s)_(\S+)$" % "|".join(map(re.escape, _TREC_PARAM))) if _TREC_PARAM else None
+_PARAM_METRICS = {m.name for m in _RANKING if m.param}
+
 
 @dataclass(frozen=True)
 class MetricSpec:
@@ -42,16 +48,23 @@ class MetricSpec:
     name: str
     base: str
     k: int | None
+    param: float | None = field(default=None, repr=False)
 
     @property
     def canonical(self) -> str:
-        """ranx-style name, e.g. ``ndcg@10`` or ``map``."""
+        """ranx-style name, e.g. ``ndcg@10``, ``map``, ``rbp.95``, ``iprec_at_recall@0.1``."""
+        if self.param is not None:
+            if self.base == "rbp":
+                return f"rbp.{repr(self.param)[2:]}"
+            return f"{self.base}@{self.param:g}"
         return self.base if self.k is None else f"{self.base}@{self.k}"
 
     @property
     def trec_name(self) -> str | None:
         """trec_eval's name for the same measure, or None when trec_eval has none."""
         entry = METRICS[self.base]
+        if self.param is not None:
+            return f"{entry.trec_param}_{self.param:.2f}" if entry.trec_param else None
         if self.k is None:
             return entry.trec_whole
         return f"{entry.trec_cut}_{self.k}" if entry.trec_cut else None
@@ -83,6 +96,27 @@ def _parse_k(name: str, text: str) -> int:
     if k > MAX_CUTOFF:
         raise EvalSuiteError(f"the cutoff k is too large (at most {MAX_CUTOFF:,})", field="metric", value=name)
     return k
+
+
+def _parse_param(name: str, base: str, text: str) -> float:
+    """The real parameter of ``iprec_at_recall`` (a recall level in [0, 1]) or ``rbp`` (persistence
+    in (0, 1); ranx writes ``rbp.95`` for 0.95)."""
+    if base == "rbp" and re.fullmatch(r"[0-9]{1,15}", text):
+        text = f"0.{text}"
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    low_ok = value >= 0 if base != "rbp" else value > 0
+    high_ok = value <= 1 if base != "rbp" else value < 1
+    if base == "rprec_mult":
+        high_ok = value < float("inf")
+    if not (low_ok and high_ok):
+        what = {"rbp": "a persistence p with 0 < p < 1, as in rbp.95 or rbp@0.8",
+                "rprec_mult": "a multiple x >= 0 of R, as in Rprec_mult_0.20"}.get(
+            base, "a recall level from 0 to 1, as in iprec_at_recall_0.10 or iprec_at_recall@0.1")
+        raise EvalSuiteError(f"{base} takes {what}", field="metric", value=name)
+    return value
 
 
 def parse_metric(name: str) -> MetricSpec:
@@ -137,7 +171,13 @@ def parse_metric(name: str) -> MetricSpec:
     match = _TREC_PATTERN.match(text)
     if match:
         return MetricSpec(name, _TREC_CUT[match.group(1)], _parse_k(name, match.group(2)))
+    match = _TREC_PARAM_PATTERN.match(text) if _TREC_PARAM_PATTERN else None
+    if match:
+        base = _TREC_PARAM[match.group(1)]
+        return MetricSpec(name, base, None, _parse_param(name, base, match.group(2)))
     base, at, cutoff = text.partition("@")
+    if not at and "." in base and _BASE_ALIASES.get(base.split(".", 1)[0].lower()) in _PARAM_METRICS:
+        base, at, cutoff = *base.split(".", 1)[:1], ".", base.split(".", 1)[1]  # ranx rbp.95
     canonical = _BASE_ALIASES.get(base.lower())
     if canonical is None:
         known = ", ".join(sorted(RANKING_METRICS))
@@ -146,9 +186,19 @@ def parse_metric(name: str) -> MetricSpec:
             "(P_10, recall_100, success_10, recip_rank, map_cut_100, ndcg_cut_10, map, ndcg)",
             field="metric", value=name,
         )
+    if canonical in _PARAM_METRICS:
+        entry = METRICS[canonical]
+        if not at:
+            if entry.default_param is None:
+                raise EvalSuiteError(f"{canonical} needs its parameter ({entry.param})", field="metric", value=name)
+            return MetricSpec(name, canonical, None, entry.default_param)
+        return MetricSpec(name, canonical, None, _parse_param(name, canonical, cutoff))
     if not at:
         # No cutoff: the whole ranked list (ranx k=0, trec_eval map / recip_rank / ndcg).
         return MetricSpec(name, canonical, None)
+    if not METRICS[canonical].cutoff:
+        raise EvalSuiteError(f"{canonical} takes no cutoff: it is computed over the whole ranked list",
+                             field="metric", value=name)
     return MetricSpec(name, canonical, _parse_k(name, cutoff))
 
 
@@ -176,6 +226,8 @@ def metric_info(name: str) -> Metric:
     >>> metric_info("faithfulness").higher_is_better
     True
     """
+    if isinstance(name, str) and name.strip() in _TREC_WHOLE:  # trec_eval's "rbp" is not ranx's rbp.p
+        return METRICS[_TREC_WHOLE[name.strip()]]
     if isinstance(name, str) and name.strip() in METRICS:
         return METRICS[name.strip()]
     return METRICS[parse_metric(name).base]

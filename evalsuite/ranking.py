@@ -41,6 +41,10 @@ __all__ = [
     "ndcg_at_k",
 ]
 
+INFAP_EPSILON = 0.00001  # trec_eval.h
+TREC_RBP_P = 0.9  # trec_eval rbp's default persistence
+ERR_MAX_GRADE = 4  # gdeval.pl's MAX_JUDGMENT, which ir_measures' ERR@k runs
+
 # Rule of each ranking metric, from the registry (what reports and Score.params carry).
 CONVENTIONS = {
     "relevant": "grade >= rel_level; grades <= 0 are never relevant (gain 0)",
@@ -103,6 +107,8 @@ class _MetricComputer:
         self.ideal_grade = judged.judged_grade[ideal_mask]
         self.ideal_rank = group_positions(self.ideal_query)
         self.n_relevant = np.bincount(self.ideal_query, minlength=judged.n_queries).astype(np.float64)
+        self._first: np.ndarray | None = None
+        self._interpolated: tuple | None = None
 
     def _bincount(self, rows: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         return np.bincount(self.j.row_query[rows] if rows is not None else self.j.row_query,
@@ -164,9 +170,305 @@ class _MetricComputer:
     def judged(self, k: int | None) -> np.ndarray:
         mask = self.j.row_judged if k is None else self.j.row_judged & (self.j.row_rank < k)
         counts = np.bincount(self.j.row_query[mask], minlength=self.j.n_queries).astype(np.float64)
-        if k is None:
-            return _safe_divide(counts, self.j.n_retrieved.astype(np.float64))
-        return counts / k
+        shown = self.j.n_retrieved if k is None else np.minimum(self.j.n_retrieved, k)
+        return _safe_divide(counts, shown.astype(np.float64))
+
+    # trec_eval's summary counts and whole-list measures (trec_eval 10's m_*.c, one loop per query
+    # there; one pass over all rows here).
+
+    def num_ret(self, k: int | None) -> np.ndarray:
+        return self.j.n_retrieved.astype(np.float64)
+
+    def num_rel(self, k: int | None) -> np.ndarray:
+        return self.n_relevant.copy()
+
+    def num_rel_ret(self, k: int | None) -> np.ndarray:
+        return self.hits(None)
+
+    def gm_map(self, k: int | None) -> np.ndarray:
+        return self.map(None)
+
+    def _first_row(self) -> np.ndarray:
+        """Index of each query's first row (n_queries,), -1 when it has no rows."""
+        if self._first is None:
+            first = np.full(self.j.n_queries, -1, dtype=np.int64)
+            if self.j.row_query.size:
+                starts = np.flatnonzero(np.concatenate(([True], self.j.row_query[1:] != self.j.row_query[:-1])))
+                first[self.j.row_query[starts]] = starts
+            self._first = first
+        return self._first
+
+    def r_precision(self, k: int | None) -> np.ndarray:
+        rows = self.relevant_rows(None)
+        inside = rows[self.j.row_rank[rows] < self.n_relevant[self.j.row_query[rows]]]
+        return _safe_divide(self._bincount(inside), self.n_relevant)
+
+    def bpref(self, k: int | None) -> np.ndarray:
+        j = self.j
+        nonrel = j.row_judged & (j.row_grade >= 0) & (j.row_grade < self.rel_level)
+        nonrel_above = self._above(nonrel.astype(np.float64))  # judged non-relevant rows above each row
+        judged_nonrel = (self.j.judged_grade >= 0) & (self.j.judged_grade < self.rel_level)
+        n_nonrel = np.bincount(self.j.judged_query[judged_nonrel], minlength=j.n_queries).astype(np.float64)
+        rows = self.relevant_rows(None)
+        q = j.row_query[rows]
+        above = nonrel_above[rows].astype(np.float64)
+        r = self.n_relevant[q]
+        denominator = np.minimum(n_nonrel[q], r)
+        share = np.zeros(rows.size)
+        np.divide(np.minimum(above, r), denominator, out=share, where=above > 0)
+        return _safe_divide(np.bincount(q, weights=1.0 - share, minlength=j.n_queries), self.n_relevant)
+
+    def iprec_at_recall(self, level: float) -> np.ndarray:
+        """trec_eval's interpolated precision at recall ``level`` (m_iprec_at_recall.c)."""
+        if self._interpolated is None:
+            rows = self.relevant_rows(None)
+            q = self.j.row_query[rows]
+            position = group_positions(q)  # 0-based j - 1 among the query's relevant retrieved docs
+            precision = (position + 1) / (self.j.row_rank[rows] + 1)
+            # Max of the precision at this and every later relevant doc of the query, exactly: over the
+            # rank of each value among all values, shifted per query so one accumulate runs over all.
+            values, value_rank = np.unique(precision, return_inverse=True)
+            shift = (q.max() - q if q.size else q).astype(np.int64) * (values.size + 1)
+            key = (value_rank + shift)[::-1]
+            interpolated = values[(np.maximum.accumulate(key) - shift[::-1])[::-1]] if q.size else precision
+            n_rel_ret = np.bincount(q, minlength=self.j.n_queries)
+            first = np.full(self.j.n_queries, -1, dtype=np.int64)
+            starts = np.flatnonzero(position == 0)
+            first[q[starts]] = starts
+            self._interpolated = interpolated, n_rel_ret, first
+        interpolated, n_rel_ret, first = self._interpolated
+        needed = np.floor(level * self.n_relevant + 0.5).astype(np.int64)  # lround; level * R >= 0
+        out = np.zeros(self.j.n_queries)
+        ok = (n_rel_ret > 0) & (needed <= n_rel_ret)
+        out[ok] = interpolated[first[ok] + np.maximum(needed[ok], 1) - 1]
+        return out
+
+    def dcg(self, k: int | None, exponential: bool = False) -> np.ndarray:
+        rows = self.relevant_rows(k)
+        discount = 1.0 / np.log2(self.j.row_rank[rows] + 2.0)
+        return np.bincount(self.j.row_query[rows], weights=self._gain(self.j.row_grade[rows], exponential) * discount,
+                           minlength=self.j.n_queries)
+
+    def f1(self, k: int | None) -> np.ndarray:
+        precision = self.precision(k)
+        recall = self.recall(k)
+        return _safe_divide(2 * precision * recall, precision + recall)
+
+    def rbp(self, p: float) -> np.ndarray:
+        rows = self.relevant_rows(None)
+        weights = self.j.row_grade[rows] * np.power(p, self.j.row_rank[rows].astype(np.float64)) * (1.0 - p)
+        return np.bincount(self.j.row_query[rows], weights=weights, minlength=self.j.n_queries)
+
+    def set_map(self, k: int | None) -> np.ndarray:
+        return self.precision(None) * self.recall(None)
+
+    def relative_precision(self, k: int | None) -> np.ndarray:
+        shown = self.j.n_retrieved if k is None else np.full(self.j.n_queries, k)
+        return _safe_divide(self.hits(k), np.minimum(shown, self.n_relevant).astype(np.float64))
+
+    def unjudged(self, k: int | None) -> np.ndarray:
+        unjudged = ~self.j.row_judged | (self.j.row_grade < 0)
+        mask = unjudged if k is None else unjudged & (self.j.row_rank < k)
+        counts = np.bincount(self.j.row_query[mask], minlength=self.j.n_queries).astype(np.float64)
+        return _safe_divide(counts, self.j.n_retrieved.astype(np.float64)) if k is None else counts / k
+
+    def num_nonrel_judged_ret(self, k: int | None) -> np.ndarray:
+        mask = self.j.row_judged & (self.j.row_grade >= 0) & ~self.relevant
+        return np.bincount(self.j.row_query[mask], minlength=self.j.n_queries).astype(np.float64)
+
+    def utility(self, k: int | None) -> np.ndarray:
+        return 2 * self.hits(None) - self.j.n_retrieved
+
+    def rprec_mult(self, multiple: float) -> np.ndarray:
+        docs = (multiple * self.n_relevant + 0.9).astype(np.int64)  # trec_eval: (long) (x R + 0.9)
+        rows = self.relevant_rows(None)
+        inside = rows[self.j.row_rank[rows] < docs[self.j.row_query[rows]]]
+        return _safe_divide(self._bincount(inside), docs.astype(np.float64))
+
+    def pt11_avg(self, k: int | None) -> np.ndarray:
+        return np.mean([self.iprec_at_recall(level / 10) for level in range(11)], axis=0)
+
+    def gm_bpref(self, k: int | None) -> np.ndarray:
+        return self.bpref(None)
+
+    def infap(self, k: int | None) -> np.ndarray:
+        """trec_eval's infAP (m_infap.c): AP estimated from a sample of the pool, negative grades
+        marking pooled docs left unjudged."""
+        j = self.j
+        judged_nonrel = j.row_judged & (j.row_grade >= 0) & ~self.relevant
+        pool_unjudged = j.row_judged & (j.row_grade < 0)
+        nonrel_above = self._above(judged_nonrel.astype(np.float64))
+        unjudged_above = self._above(pool_unjudged.astype(np.float64))
+        rows = self.relevant_rows(None)
+        rank = j.row_rank[rows].astype(np.float64)
+        rel_above = group_positions(j.row_query[rows]).astype(np.float64)
+        nonrel, unjudged = nonrel_above[rows], unjudged_above[rows]
+        safe_rank = np.maximum(rank, 1.0)
+        later = 1.0 / (rank + 1.0) + (rank / (rank + 1.0)) * ((rel_above + nonrel + unjudged) / safe_rank) * (
+            (rel_above + INFAP_EPSILON) / (rel_above + nonrel + 2 * INFAP_EPSILON))
+        value = np.where(rank == 0, 1.0, later)
+        return _safe_divide(np.bincount(j.row_query[rows], weights=value, minlength=j.n_queries), self.n_relevant)
+
+    def bin_g(self, k: int | None) -> np.ndarray:
+        """trec_eval's binG: (1/R) sum over relevant retrieved of 1 / log2(2 + docs above it not relevant)."""
+        rows = self.relevant_rows(None)
+        q = self.j.row_query[rows]
+        not_relevant_above = self.j.row_rank[rows] - group_positions(q)
+        weights = 1.0 / np.log2(2.0 + not_relevant_above)
+        return _safe_divide(np.bincount(q, weights=weights, minlength=self.j.n_queries), self.n_relevant)
+
+    def _trec_gains(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per row its gain (grade when relevant, else 0), the ideal gains' per-query running sums
+        of gain / log2(i + 2) and of gain, indexed like ``self.ideal_*``."""
+        gain = np.where(self.relevant, self.j.row_grade, 0.0)
+        discount = 1.0 / np.log2(self.ideal_rank + 2.0)
+        ideal_dcg = self._grouped_cumsum(self.ideal_grade * discount, self.ideal_query)
+        ideal_sum = self._grouped_cumsum(self.ideal_grade, self.ideal_query)
+        return gain, ideal_dcg, ideal_sum
+
+    def _grouped_cumsum(self, values: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """Running sums of ``values`` within each run of equal ``query`` (sorted by query)."""
+        total = np.cumsum(values)
+        if not values.size:
+            return total
+        starts = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
+        offset = np.repeat(total[starts] - values[starts], np.diff(np.append(starts, values.size)))
+        return total - offset
+
+    def _ideal_first(self) -> np.ndarray:
+        first = np.full(self.j.n_queries, -1, dtype=np.int64)
+        starts = np.flatnonzero(self.ideal_rank == 0)
+        first[self.ideal_query[starts]] = starts
+        return first
+
+    def ndcg_rel(self, k: int | None) -> np.ndarray:
+        """trec_eval's ndcg_rel (m_ndcg_rel.c): nDCG averaged over the ranks of the relevant docs,
+        the relevant docs not retrieved counting the final nDCG."""
+        j = self.j
+        gain, ideal_dcg, _ = self._trec_gains()
+        dcg = self._grouped_cumsum(gain / np.log2(j.row_rank + 2.0), j.row_query)
+        first = self._ideal_first()
+        r = self.n_relevant.astype(np.int64)
+        idcg_total = np.zeros(j.n_queries)
+        has = r > 0
+        idcg_total[has] = ideal_dcg[first[has] + r[has] - 1]
+        rows = np.flatnonzero(gain > 0)
+        q = j.row_query[rows]
+        at = np.minimum(j.row_rank[rows], r[q] - 1)
+        total = np.bincount(q, weights=dcg[rows] / ideal_dcg[first[q] + at], minlength=j.n_queries)
+        dcg_total = np.zeros(j.n_queries)
+        ends = np.flatnonzero(np.concatenate((j.row_query[1:] != j.row_query[:-1], [True]))) if j.row_query.size else \
+            np.zeros(0, dtype=np.int64)
+        dcg_total[j.row_query[ends]] = dcg[ends]
+        missing = r - np.bincount(q, minlength=j.n_queries)
+        total = total + _safe_divide(missing * dcg_total, idcg_total)
+        return _safe_divide(total, self.n_relevant)
+
+    def g(self, k: int | None) -> np.ndarray:
+        """trec_eval's G (m_G.c): gain discounted by log2 of the cost paid so far beyond the gain
+        collected, over the ideal total gain."""
+        j = self.j
+        gain, _, ideal_sum = self._trec_gains()
+        first = self._ideal_first()
+        r = self.n_relevant.astype(np.int64)
+        q = j.row_query
+        rank = j.row_rank
+        # cost paid down to each rank: the ideal gain there (at least 1), 1 per rank past the ideal list
+        cost_ideal = self._grouped_cumsum(np.maximum(self.ideal_grade, 1.0), self.ideal_query)
+        rq = r[q]
+        has_ideal = rq > 0
+        cost_at = np.zeros(q.size)
+        cost_at[has_ideal] = cost_ideal[first[q[has_ideal]] + np.minimum(rank[has_ideal], rq[has_ideal] - 1)]
+        sum_cost = cost_at + np.maximum(rank - rq + 1, 0)
+        sum_results = self._grouped_cumsum(gain, q)
+        rows = np.flatnonzero(gain != 0)
+        weights = gain[rows] / np.log2(2.0 + sum_cost[rows] - sum_results[rows])
+        total = np.bincount(q[rows], weights=weights, minlength=j.n_queries)
+        ideal_total = np.zeros(j.n_queries)
+        has = r > 0
+        ideal_total[has] = ideal_sum[first[has] + r[has] - 1]
+        return _safe_divide(total, ideal_total)
+
+    def rndcg(self, k: int | None) -> np.ndarray:
+        """trec_eval's Rndcg (m_Rndcg.c): nDCG averaged over the ranks where the ideal gain drops
+        (and at the end of a ranking longer than R + 1)."""
+        j = self.j
+        gain, ideal_dcg, _ = self._trec_gains()
+        dcg = self._grouped_cumsum(gain / np.log2(j.row_rank + 2.0), j.row_query)
+        r = self.n_relevant.astype(np.int64)
+        n = j.n_retrieved.astype(np.int64)
+        rows_first = self._first_row()
+
+        def dcg_before(query: np.ndarray, count: np.ndarray) -> np.ndarray:
+            # DCG over the first ``count`` retrieved docs of each query
+            out = np.zeros(query.size)
+            ok = count > 0
+            out[ok] = dcg[rows_first[query[ok]] + count[ok] - 1]
+            return out
+
+        # Boundaries b in 1..R where the ideal gain changes (b = R: it drops to 0).
+        iq, ig, irank = self.ideal_query, self.ideal_grade, self.ideal_rank
+        next_grade = np.append(ig[1:], 0.0)
+        next_same_query = np.append(iq[1:] == iq[:-1], False)
+        change = ~next_same_query | (next_grade != ig)
+        b_query = iq[change]
+        b = irank[change] + 1
+        b_idcg = ideal_dcg[change]  # IDCG over ranks < b
+        ratio = dcg_before(b_query, np.minimum(b, n[b_query])) / b_idcg
+        total = np.bincount(b_query, weights=ratio, minlength=j.n_queries).astype(np.float64)
+        count = np.bincount(b_query, minlength=j.n_queries).astype(np.float64)
+        extra = (n >= r + 2) & (r > 0)
+        eq = np.flatnonzero(extra)
+        first = self._ideal_first()
+        total[eq] += dcg_before(eq, n[eq]) / ideal_dcg[first[eq] + r[eq] - 1]
+        count[eq] += 1
+        return _safe_divide(total, count)
+
+    def rbp_trec(self, k: int | None) -> np.ndarray:
+        """trec_eval's rbp (m_rbp.c): p = 0.9, gains = grades scaled into [0, 1] by the query's
+        highest judged grade when it is above 1."""
+        j = self.j
+        top = np.ones(j.n_queries)
+        if j.judged_query.size:
+            starts = np.flatnonzero(np.concatenate(([True], j.judged_query[1:] != j.judged_query[:-1])))
+            top[j.judged_query[starts]] = np.maximum(j.judged_grade[starts], 1.0)
+        rows = self.relevant_rows(None)
+        q = j.row_query[rows]
+        weights = (j.row_grade[rows] / top[q]) * np.power(TREC_RBP_P, j.row_rank[rows].astype(np.float64))
+        return (1.0 - TREC_RBP_P) * np.bincount(q, weights=weights, minlength=j.n_queries)
+
+    def rbp_resid(self, k: int | None) -> np.ndarray:
+        """trec_eval's rbp_resid (m_rbp_resid.c): how much rbp could rise if every unjudged doc
+        retrieved had the highest gain; 0 when none is unjudged."""
+        j = self.j
+        unjudged = ~j.row_judged | (j.row_grade < 0)
+        rows = np.flatnonzero(unjudged)
+        q = j.row_query[rows]
+        total = np.bincount(q, weights=np.power(TREC_RBP_P, j.row_rank[rows].astype(np.float64)),
+                            minlength=j.n_queries).astype(np.float64)
+        value = np.power(TREC_RBP_P, j.n_retrieved.astype(np.float64)) + (1.0 - TREC_RBP_P) * total
+        return np.where(np.bincount(q, minlength=j.n_queries) > 0, value, 0.0)
+
+    def _above(self, values: np.ndarray) -> np.ndarray:
+        """Per row, the sum of ``values`` over the rows ranked above it in its query."""
+        before = np.cumsum(values) - values
+        return before - before[self._first_row()[self.j.row_query]] if values.size else before
+
+    def err(self, k: int | None) -> np.ndarray:
+        """Expected reciprocal rank as gdeval (ir_measures ERR@k): stop probability (2^g - 1) / 2^4."""
+        if self.j.judged_grade.size and self.j.judged_grade.max() > ERR_MAX_GRADE:
+            raise EvalSuiteError(f"ERR takes grades up to {ERR_MAX_GRADE} (gdeval's MAX_JUDGMENT, as ir_measures)",
+                                 field="grade", value=float(self.j.judged_grade.max()))
+        rows = np.arange(self.j.row_query.size) if k is None else np.flatnonzero(self.j.row_rank < k)
+        grade = np.where(self.relevant[rows], self.j.row_grade[rows], 0.0)
+        stop = (np.exp2(grade) - 1.0) / 2.0**ERR_MAX_GRADE
+        carry = np.log1p(-stop)
+        # product of (1 - stop) over the rows above, within each query (rows of the top k only)
+        full = np.zeros(self.j.row_query.size)
+        full[rows] = carry
+        reach = np.exp(self._above(full))[rows]
+        return np.bincount(self.j.row_query[rows], weights=stop * reach / (self.j.row_rank[rows] + 1.0),
+                           minlength=self.j.n_queries)
 
     def compute(self, spec: MetricSpec) -> np.ndarray:
         base, k = spec.base, spec.k
@@ -174,6 +476,10 @@ class _MetricComputer:
             return self.ndcg(k, exponential=False)
         if base == "ndcg_burges":
             return self.ndcg(k, exponential=True)
+        if base == "dcg_burges":
+            return self.dcg(k, exponential=True)
+        if spec.param is not None:
+            return getattr(self, base)(spec.param)
         return getattr(self, base)(k)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import export, loaders, session, ui
+from dashboard import export, loaders, session, trec_views, ui
 from dashboard.constants import (
     COMPARE_DEFAULT_RECORD_METRICS,
     COMPARE_DEFAULT_RUN_METRICS,
@@ -184,6 +184,7 @@ def _runs_view() -> None:
     if queries is None:
         return
     _ranked_lists({n: runs[n][1] for n in pair}, qrels, pair, queries)
+    trec_views.pr_curve_for(pair, key="compare_pr")  # A and B's 11-point precision-recall curves
     _operations(pair)
 
 

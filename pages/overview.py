@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import export, session, ui
+from dashboard import export, session, trec_views, ui
 from dashboard.constants import BASE_METRICS, CUTOFFS, DEFAULT_BASE_METRICS, DEFAULT_CUTOFFS, WHOLE_LIST, WHOLE_LIST_TREC
 from evalsuite import display
 
@@ -58,7 +58,14 @@ def render() -> None:
                  column_config={m: st.column_config.NumberColumn(m, format="%.4f", help=_trec_help(m)) for m in metrics})
     ui.chart(display.metric_bars(table, metrics), key="overview_bars")
     st.subheader("Coverage: what the means are over")
-    coverage = table.drop(columns=metrics)
+    # trec_eval's summary block (num_q, num_ret, num_rel, num_rel_ret) next to the coverage, so holes show.
+    # Evaluated apart (cached apart from the picked metrics: they need whole rankings, so a new pick of
+    # cutoffs does not pay for them again).
+    trec_reports, _ = ui.run_reports(list(trec_views.METRICS))
+    trec_reports = {s: r for s, r in trec_reports.items() if s in reports}
+    coverage = table.drop(columns=metrics).join(trec_views.summary_columns(trec_reports))
+    st.caption("num_q, num_ret, num_rel, num_rel_ret: trec_eval's summary lines (queries evaluated, docs retrieved, "
+               "relevant docs in the qrels, relevant docs retrieved; sums over the queries).")
     st.dataframe(coverage, width="stretch", column_config={
         "coverage": st.column_config.ProgressColumn("coverage", format="percent", min_value=0.0, max_value=1.0)})
     ui.download_csv(table, "overview.csv", key="overview_csv", index=True)
@@ -86,6 +93,8 @@ def render() -> None:
         ui.download_csv(accounting, f"queries_{system}.csv", key="overview_accounting_csv")
     for warning in reports[system].warnings:
         st.text(warning)
+
+    trec_views.pr_curve_section(trec_reports, key="overview_pr")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,8 @@ def test_ids_sharing_a_key_prefix_are_joined_exactly():
     run = es.read_run(f"q1 Q0 {b} 1 2.0 r\nq1 Q0 {a} 2 1.0 r\nq2 Q0 x 1 1.0 r\n".encode(), source_name="r.trec")
     report = es.evaluate(qrels, run, ["P_1", "P_2", "recip_rank", "judged@2"])
     assert report.per_query.loc["q1"].tolist() == [0.0, 0.5, 0.5, 1.0]
-    assert report.per_query.loc["q2"].tolist() == [1.0, 0.5, 1.0, 0.5]
+    # q2 retrieved one doc, judged: judged@2 = 1 / min(2, 1) (ir_measures)
+    assert report.per_query.loc["q2"].tolist() == [1.0, 0.5, 1.0, 1.0]
 
 
 def test_a_very_long_id_does_not_stall_reading():

@@ -96,7 +96,7 @@ def test_duplicate_in_list_api():
     assert float(es.precision_at_k([{"a"}], [["a", "b", "a"]], k=2, duplicates="first")) == 0.5
 
 
-@pytest.mark.parametrize("name", ["ndcg@0", "P_0", "precision@-1", "map@x", "ndcg@1.5", "bpref", "recall@"])
+@pytest.mark.parametrize("name", ["ndcg@0", "P_0", "precision@-1", "map@x", "ndcg@1.5", "relstring", "bpref@10", "recall@"])
 def test_unknown_metric_or_bad_cutoff(name):
     err = _error(es.evaluate, {"q": {"d": 1}}, {"q": {"d": 1.0}}, [name])
     assert err.field == "metric" and err.value == name

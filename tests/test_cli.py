@@ -15,12 +15,23 @@ def _run(*args):
     return subprocess.run([sys.executable, "-m", "evalsuite", *map(str, args)], capture_output=True, text=True, cwd=ROOT)
 
 
-def test_default_output_equals_trec_eval_lines_for_the_same_measures():
+def test_default_output_equals_trec_eval_out_test():
     result = _run(TREC / "qrels.test", TREC / "results.test")
     assert result.returncode == 0, result.stderr
-    expected = [line for line in (TREC / "out.test").read_text().splitlines()
-                if line.split()[0] in {"runid", "num_q", "map", "recip_rank"} or line.startswith("P_")]
-    assert result.stdout.splitlines() == expected
+    assert result.stdout == (TREC / "out.test").read_text()  # diff empty: every line, in trec_eval's order
+
+
+def test_max_docs_per_query_flag():
+    # -M 100: num_ret per query at most 100 (trec_eval -M100 -> out.test.aqcM).
+    result = _run(TREC / "qrels.test", TREC / "results.trunc", "-c", "-q", "-M", "100", "-m", "num_ret", "-m", "P.5")
+    expected = read_trec_eval_output(TREC / "out.test.aqcM")
+    rows = [line.split("\t") for line in result.stdout.splitlines()]
+    checked = 0
+    for measure, query, value in rows:
+        if measure.strip() in ("num_ret", "P_5"):
+            assert value == expected[(measure.strip(), query)], (measure, query)
+            checked += 1
+    assert checked == 8 and expected[("num_ret", "all")] == "184"
 
 
 def test_per_query_rows_with_dash_q_and_dash_c():
@@ -70,7 +81,7 @@ def test_bad_input_is_a_message_and_exit_code_2():
     result = _run(TREC / "results.test", TREC / "results.test")
     assert result.returncode == 2
     assert result.stderr.startswith("evalsuite: error: results.test, line 1") and "Traceback" not in result.stderr
-    result = _run(TREC / "qrels.test", TREC / "results.test", "-m", "bpref")
+    result = _run(TREC / "qrels.test", TREC / "results.test", "-m", "yaap")
     assert result.returncode == 2 and "unknown metric" in result.stderr
 
 
@@ -84,3 +95,27 @@ def test_measures_print_in_trec_eval_order_whatever_the_m_order():
     expected = [line for line in (TREC / "out.test.a").read_text().splitlines()
                 if line.split()[0] in {"runid", "num_q", "map", "P_5", "P_10", "ndcg_cut_10"}]
     assert result.stdout.splitlines() == expected
+
+
+def test_measure_families_expand_as_trec_eval_reads_them():
+    assert cli.expand_measures(["iprec_at_recall..10,.5", "ndcg_cut.10,23.4", "Rprec_mult.5.0"]) == [
+        "iprec_at_recall_0.10", "iprec_at_recall_0.50", "ndcg_cut_10", "ndcg_cut_23", "Rprec_mult_5.00"]
+    official = cli.expand_measures(["official"])
+    assert official[:8] == ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank"]
+    assert len(official) == 28  # out.test without runid and num_q
+    expected = [line.split("\t")[0].strip() for line in (TREC / "out.test.a").read_text().splitlines()]
+    # every line of out.test.a (relstring is printed per query only, with -q)
+    assert cli.trec_order(cli.expand_measures(["all_trec"])) == [*expected[2:], "relstring"]
+
+
+def test_relstring_is_printed_per_query_only():
+    result = _run(TREC / "qrels.test", TREC / "results.test", "-m", "relstring.5", "-q")
+    assert result.returncode == 0, result.stderr
+    rows = [line.split("\t") for line in result.stdout.splitlines()]
+    # out.test.aq's relstring (10 docs) for these queries, cut to 5
+    expected = read_trec_eval_output(TREC / "out.test.aq")
+    shown = {q: v for m, q, v in rows if m.strip() == "relstring_5"}
+    assert shown == {q: f"'{expected[('relstring', q)].strip(chr(39))[:5]}'" for q in ("301", "302", "303")}
+    assert [m.strip() for m, q, _ in rows if q == "all"] == ["runid", "num_q"]
+    result = _run(TREC / "qrels.test", TREC / "results.test", "-m", "relstring")
+    assert [line.split("\t")[0].strip() for line in result.stdout.splitlines()] == ["runid", "num_q"]

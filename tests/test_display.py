@@ -80,14 +80,15 @@ def test_query_accounting_names_each_query_and_reason(report):
 
 def test_judged_table_by_hand(report):
     table = display.judged_table({"sys": report}, [2, 4])
-    # judged@k = judged docs in the top k / k: q1 top 2 = a, d -> 1/2; top 4 = a, d, c, b -> 3/4;
-    # q3: z judged -> 1/2 and 1/4. q2 is missing from the run: no docs, so not averaged (it
-    # scores 0 in the report's means, as trec_eval -c, which would read as holes in the qrels).
+    # judged@k = judged docs in the top k / min(k, docs retrieved) (ir_measures): q1 top 2 = a, d
+    # -> 1/2; top 4 = a, d, c, b -> 3/4; q3 retrieved only z (judged) -> 1/1 for both. q2 is
+    # missing from the run: no docs, so not averaged (it scores 0 in the report's means, as
+    # trec_eval -c, which would read as holes in the qrels).
     assert table.loc["sys", "queries answered"] == 2
-    assert table.loc["sys", "judged@2"] == pytest.approx((0.5 + 0.5) / 2)
-    assert table.loc["sys", "judged@4"] == pytest.approx((0.75 + 0.25) / 2)
-    assert report.means["judged@4"] == pytest.approx((0.75 + 0 + 0.25) / 3)
-    assert table.loc["sys", "queries with an unjudged doc in the top 4"] == 2
+    assert table.loc["sys", "judged@2"] == pytest.approx((0.5 + 1) / 2)
+    assert table.loc["sys", "judged@4"] == pytest.approx((0.75 + 1) / 2)
+    assert report.means["judged@4"] == pytest.approx((0.75 + 0 + 1) / 3)
+    assert table.loc["sys", "queries with an unjudged doc in the top 4"] == 1
 
 
 def test_judged_table_needs_the_metric(report):
@@ -430,3 +431,18 @@ def test_latency_left_out_and_successful_only_percentiles_by_hand():
     ok = display.latency_percentiles(frame, {"latency_ms": "end_to_end"}, successful_only=True).set_index("system")
     assert (every.loc["a", "n"], every.loc["a", "p50"]) == (2, np.percentile([100, 300], 50))
     assert (ok.loc["a", "n"], ok.loc["a", "p50"], ok.loc["b", "n"]) == (1, 100.0, 0)
+
+
+def test_numeric_query_ids_sort_numerically_in_per_query_tables():
+    qrels = {str(q): {"a": 1} for q in (1, 2, 10, 100)}
+    run = {str(q): {"a": 1.0 if q != 10 else 0.0, "b": 0.5} for q in (1, 2, 10, 100)}
+    report = es.evaluate(qrels, run, ["P_1"])
+    assert report.query_ids == ["1", "10", "100", "2"]  # the report keeps trec_eval's byte order
+    assert display.per_query_table(report)["query_id"].tolist() == ["1", "2", "10", "100"]
+    # ties (diff 0 for 1, 2, 100) listed by query id numerically
+    other = es.evaluate(qrels, {q: {"a": 1.0, "b": 0.5} for q in run}, ["P_1"])
+    per_query = pd.DataFrame({"A": other.per_query["P_1"], "B": report.per_query["P_1"]})
+    diff = display.per_query_difference(per_query, "A", "B")
+    assert diff["query_id"].tolist() == ["10", "1", "2", "100"]
+    assert display.per_query_table(es.evaluate({"q10": {"a": 1}, "q2": {"a": 1}}, {"q2": {"a": 1.0}}, ["P_1"]))[
+        "query_id"].tolist() == ["q10", "q2"]  # not all numbers: byte order

@@ -142,7 +142,10 @@ def test_nothing_relevant_follows_the_documented_rule(metric):
 
 @pytest.mark.parametrize("metric", [m for m in ENTRIES if m.kind == "ranking"], ids=lambda m: m.name)
 def test_every_accepted_name_parses_to_its_entry(metric):
-    names = [f"{n}@10" for n in metric.parse_names] + [n.upper() + "@10" for n in metric.parse_names]
+    suffix = "@0.5" if metric.param else "@10" if metric.cutoff else ""
+    names = [f"{n}{suffix}" for n in metric.parse_names] + [n.upper() + suffix for n in metric.parse_names]
+    if metric.trec_param:
+        names.append(f"{metric.trec_param}_0.50")
     if metric.trec_cut:
         names.append(f"{metric.trec_cut}_10")
     if metric.trec_whole:
@@ -150,6 +153,13 @@ def test_every_accepted_name_parses_to_its_entry(metric):
     for name in names:
         assert es.parse_metric(name).base == metric.name, name
         assert metric_info(name) is metric
+
+
+@pytest.mark.parametrize("metric", [m for m in ENTRIES if m.kind == "ranking" and not m.cutoff and not m.param and m.parse_names],
+                         ids=lambda m: m.name)
+def test_a_metric_without_cutoff_refuses_one(metric):
+    with pytest.raises(es.EvalSuiteError, match="takes no cutoff|persistence|recall level"):
+        es.parse_metric(f"{metric.parse_names[0]}@10")
 
 
 def test_metric_info_refuses_unknown_names():

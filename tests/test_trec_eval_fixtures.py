@@ -135,3 +135,87 @@ def test_rag_track_fixture_with_hash_in_docnos():
     assert report.params["n_queries"] == int(expected[("num_q", "all")]) == 31
     assert len(report.dropped_queries) == 270
     _compare(report, expected, _measures(expected), per_query=False)
+
+
+# ------------------------------------------------------------------------------------------------
+# Every command of trec_eval's `quicktest` (tests/data/trec_eval/SOURCE.md), run through our command
+# line with the same flags: each line we print must be one of trec_eval's, and every line of
+# trec_eval's for a measure we compute must be printed.
+
+QUICKTEST = [
+    # (trec_eval's flags, qrels, run, expected output, our extra flags)
+    ([], "qrels.test", "results.test", "out.test", []),
+    ([], "qrels.test.with-comments", "results.test", "out.test", []),
+    ([], "qrels.comment.test", "results.comment.test", "out.comment.test", []),
+    (["-m", "all_trec"], "qrels.test", "results.test", "out.test.a", []),
+    (["-m", "all_trec", "-q"], "qrels.test", "results.test", "out.test.aq", []),
+    (["-m", "all_trec", "-q", "-c"], "qrels.test", "results.trunc", "out.test.aqc", []),
+    (["-m", "all_trec", "-q", "-c", "-M100"], "qrels.test", "results.trunc", "out.test.aqcM", []),
+    # trec_eval ignores -l for nDCG; EvalSuite follows ranx there (see test_rel_level_2...).
+    (["-m", "all_trec", "-m", "relstring.20", "-q", "-l2"], "qrels.rel_level", "results.test", "out.test.aql",
+     ["no-ndcg"]),
+    (["-q"], "qrels.test", "results.test", "out.test.meas_params", []),
+]
+# Fixtures of measures EvalSuite does not compute: preference judgements (-R prefs, qrels_prefs),
+# judgement groups (-R qrels_jg) and z-scores (-Z).
+NOT_COMPUTED = ["out.test.prefs", "out.test.qrels_prefs", "out.test.qrels_jg", "out.test.aqZ"]
+
+
+def _ours(name: str) -> bool:
+    """Whether EvalSuite computes trec_eval's measure ``name`` under that very name."""
+    if name == "relstring" or name.startswith("relstring_"):
+        return True  # the command line's per-query string (evalsuite.cli.relstrings)
+    try:
+        return es.parse_metric(name).trec_name == name
+    except es.EvalSuiteError:
+        return False
+
+
+def _lines(text: str) -> list[tuple[str, str, str]]:
+    return [tuple(part.strip() for part in line.split("\t")) for line in text.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("flags, qrels, run, expected_file, extra", QUICKTEST, ids=[f"{c[3]}-{c[1]}" for c in QUICKTEST])
+def test_trec_eval_quicktest_fixture(flags, qrels, run, expected_file, extra, capsys):
+    from evalsuite.cli import main
+
+    expected = _lines((TREC / expected_file).read_text())
+    wanted = [m for m in dict.fromkeys(m for m, _, _ in expected) if _ours(m)]
+    def gains(m: str) -> bool:  # trec_eval's graded-gain measures ignore -l; EvalSuite's follow it (as ranx)
+        return m.startswith(("ndcg", "Rndcg")) or m in ("G", "rbp")
+
+    if "no-ndcg" in extra:
+        wanted = [m for m in wanted if not gains(m)]
+    assert wanted, "a fixture listed here must hold measures we compute"
+    ours_flags = list(flags)  # -m all_trec, -q, -c, -M100, -l2 as trec_eval takes them
+    if expected_file == "out.test.meas_params":
+        ours_flags += [arg for m in wanted for arg in ("-m", m)]
+    assert main([*ours_flags, str(TREC / qrels), str(TREC / run)]) == 0
+    text = capsys.readouterr().out
+    printed = _lines(text)
+    if "no-ndcg" in extra:
+        printed = [line for line in printed if not gains(line[0])]
+    header = {"runid", "num_q"}
+    # trec_eval prints runid and num_q only when they are asked for (-m official, all_trec); we always do.
+    printed = [line for line in printed if line[0] not in header or any(e[0] == line[0] for e in expected)]
+    expected_set = set(expected)
+    assert [line for line in printed if line not in expected_set] == []
+    missing = [line for line in expected if (line[0] in wanted or line[0] in header) and line not in set(printed)]
+    assert missing == []
+    if expected_file != "out.test.meas_params" and "no-ndcg" not in extra:
+        # trec_eval's own output, byte for byte (out.test, out.test.a, out.test.aq, aqc, aqcM ...)
+        assert text == (TREC / expected_file).read_text()
+
+
+def test_default_output_is_trec_eval_out_test_byte_for_byte():
+    """`python -m evalsuite qrels.test results.test` with no -m prints trec_eval's out.test exactly."""
+    done = subprocess.run([sys.executable, "-m", "evalsuite", str(TREC / "qrels.test"), str(TREC / "results.test")],
+                          capture_output=True, text=True, timeout=120, cwd=str(TREC.parents[2]))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (TREC / "out.test").read_text()
+
+
+@pytest.mark.parametrize("expected_file", NOT_COMPUTED)
+def test_fixtures_we_do_not_compute_hold_none_of_our_measures(expected_file):
+    names = {m for m, _, _ in _lines((TREC / expected_file).read_text())} - {"runid", "num_q", "relstring"}
+    assert not [m for m in names if _ours(m)]

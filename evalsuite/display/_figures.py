@@ -258,3 +258,16 @@ def failure_mix_bars(mix: pd.DataFrame, systems: Sequence[str]) -> go.Figure:
     fig.update_yaxes(title="share of failed requests", tickformat=".0%", rangemode="tozero")
     fig.update_xaxes(type="category", title="failure stage")
     return _layout(fig, "Failure mix: " + " vs ".join(map(str, systems)), height=340, barmode="group")
+
+
+def pr_curve(table: pd.DataFrame) -> go.Figure:
+    """The 11-point interpolated precision-recall curve, one line per system, overlaid
+    (``table`` from :func:`evalsuite.display.pr_curve_table`)."""
+    fig = go.Figure()
+    for system, part in table.groupby("system", sort=False):
+        fig.add_scatter(name=_text(system), x=part["recall"].tolist(), y=part["precision"].tolist(),
+                        mode="lines+markers",
+                        hovertemplate="recall %{x:.1f}: precision %{y:.4f}<extra>" + _text(system) + "</extra>")
+    fig.update_xaxes(title="recall", range=[-0.02, 1.02], dtick=0.1)
+    fig.update_yaxes(title="interpolated precision (mean over queries)", range=value_range(table["precision"]))
+    return _layout(fig, "Precision-recall curve (11-point interpolated)", legend_title_text="system")

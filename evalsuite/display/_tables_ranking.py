@@ -4,6 +4,7 @@ Pure functions over EvalSuite's results; never imports streamlit."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -15,7 +16,7 @@ from .._validate import FORMULA_PREFIXES, safe_csv
 from ..errors import EvalSuiteError
 from .._evaluate import EvaluationReport
 
-__all__ = ['FORMULA_PREFIXES', 'safe_csv', 'describe_run', 'describe_qrels', 'describe_records', 'overview_table', 'query_accounting', 'judged_table', 'per_query_table', 'ranked_list_with_labels', 'side_by_side_lists', 'metric_name', 'difference_columns', 'per_query_difference']
+__all__ = ['FORMULA_PREFIXES', 'safe_csv', 'describe_run', 'describe_qrels', 'describe_records', 'overview_table', 'query_accounting', 'judged_table', 'per_query_table', 'ranked_list_with_labels', 'side_by_side_lists', 'metric_name', 'difference_columns', 'per_query_difference', 'query_order', 'PR_CURVE_LEVELS', 'PR_CURVE_METRICS', 'pr_curve_table', 'TREC_SUMMARY_METRICS', 'trec_summary_table']
 
 # Spreadsheet-safe CSV lives in the shared validation module (the CLI and reports use it too).
 
@@ -131,8 +132,126 @@ def query_accounting(report: EvaluationReport) -> pd.DataFrame:
 
 def metric_name(base: str, k: int | None) -> str:
     """ranx-style metric name: ``base@k``, or ``base`` alone for the whole ranked list (``k`` None,
-    trec_eval's ``map``, ``ndcg``, ``recip_rank``)."""
+    trec_eval's ``map``, ``ndcg``, ``recip_rank``) and for a metric that takes no cutoff
+    (``bpref``, ``r_precision``: ``k`` is ignored)."""
+    from .._registry import METRICS
+
+    entry = METRICS.get(base)
+    if entry is not None and entry.kind == "ranking" and not entry.cutoff:
+        return base
     return base if k is None else f"{base}@{k}"
+
+
+_CANONICAL_INT = re.compile(r"(0|[1-9][0-9]{0,17})")
+
+
+def query_order(ids) -> np.ndarray:
+    """Positions that sort query ids numerically when every id is a whole number written plainly
+    (``1, 2, 10, 100`` rather than ``1, 10, 100, 2``), else in byte order (as trec_eval).
+
+    Parameters
+    ----------
+    ids : sequence of str
+        Query ids.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (len(ids),)
+        A stable ordering of the positions.
+
+    Examples
+    --------
+    >>> query_order(["10", "2", "1"]).tolist()
+    [2, 1, 0]
+    >>> query_order(["q10", "q2"]).tolist()  # not all numbers: byte order
+    [0, 1]
+    """
+    texts = [str(q) for q in ids]
+    if texts and all(_CANONICAL_INT.fullmatch(t) for t in texts):
+        return np.argsort(np.array([int(t) for t in texts], dtype=np.int64), kind="stable")
+    return np.argsort(np.array(texts, dtype=object), kind="stable")
+
+
+# The 11 recall levels of the classic interpolated precision-recall curve, as trec_eval names them.
+PR_CURVE_LEVELS = tuple(r / 10 for r in range(11))
+PR_CURVE_METRICS = tuple(f"iprec_at_recall_{r:.2f}" for r in PR_CURVE_LEVELS)
+
+
+def pr_curve_table(reports: Mapping[str, EvaluationReport]) -> pd.DataFrame:
+    """The 11-point interpolated precision-recall curve of each system (trec_eval's
+    ``iprec_at_recall_0.00`` ... ``_1.00``, averaged over the report's queries).
+
+    Parameters
+    ----------
+    reports : {system name: EvaluationReport}
+        Computed with the metrics :data:`PR_CURVE_METRICS`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``system``, ``recall`` (0, 0.1, ..., 1) and ``precision`` (interpolated, mean
+        over queries): 11 rows per system, in the order of ``reports``.
+
+    Raises
+    ------
+    EvalSuiteError
+        A report lacks one of the curve's metrics.
+
+    Examples
+    --------
+    >>> from evalsuite import evaluate
+    >>> report = evaluate({"q1": {"a": 1, "b": 1}}, {"q1": {"a": 2.0, "x": 1.0, "b": 0.5}}, PR_CURVE_METRICS)
+    >>> # R = 2, P = 1 at rank 1, 2/3 at rank 3: recall 0 to 0.7 round to the 1st relevant doc, 0.8 to 1 to the 2nd
+    >>> pr_curve_table({"s": report})["precision"].round(4).tolist()
+    [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.6667, 0.6667, 0.6667]
+    """
+    rows = []
+    for system, report in reports.items():
+        for level, name in zip(PR_CURVE_LEVELS, PR_CURVE_METRICS):
+            if name not in report.scores:
+                raise EvalSuiteError(f"the report of {system!r} has no {name}", field="metrics", value=name)
+            rows.append({"system": system, "recall": level, "precision": float(report.scores[name])})
+    return pd.DataFrame(rows, columns=["system", "recall", "precision"])
+
+
+TREC_SUMMARY_METRICS = ("num_ret", "num_rel", "num_rel_ret")
+
+
+def trec_summary_table(reports: Mapping[str, EvaluationReport]) -> pd.DataFrame:
+    """trec_eval's summary block per system: ``num_q``, ``num_ret``, ``num_rel``, ``num_rel_ret``.
+
+    Parameters
+    ----------
+    reports : {system name: EvaluationReport}
+        Computed with the metrics :data:`TREC_SUMMARY_METRICS`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``system``; int64 columns, sums over the evaluated queries as trec_eval prints
+        them (a qrels query missing from a run counts its relevant docs in num_rel, 0 elsewhere).
+
+    Raises
+    ------
+    EvalSuiteError
+        A report lacks one of the metrics.
+
+    Examples
+    --------
+    >>> from evalsuite import evaluate
+    >>> report = evaluate({"q1": {"a": 1, "b": 1}, "q2": {"c": 1}}, {"q1": {"a": 2.0, "x": 1.0}}, TREC_SUMMARY_METRICS)
+    >>> trec_summary_table({"s": report}).loc["s"].tolist()  # q2 missing: its relevant doc counts in num_rel
+    [2, 2, 3, 1]
+    """
+    rows = []
+    for system, report in reports.items():
+        missing = [m for m in TREC_SUMMARY_METRICS if m not in report.scores]
+        if missing:
+            raise EvalSuiteError(f"the report of {system!r} has no {missing[0]}", field="metrics", value=missing[0])
+        rows.append({"system": system, "num_q": int(report.params["n_queries"]),
+                     **{m: int(round(float(report.scores[m]))) for m in TREC_SUMMARY_METRICS}})
+    columns = ["system", "num_q", *TREC_SUMMARY_METRICS]
+    return pd.DataFrame(rows, columns=columns).set_index("system").astype("int64")
 
 
 def judged_table(reports: Mapping[str, EvaluationReport], cutoffs: Sequence[int | None]) -> pd.DataFrame:
@@ -192,6 +311,7 @@ def per_query_table(report: EvaluationReport) -> pd.DataFrame:
     relevant judged doc), so the zero rows are explained where they are shown.
     """
     table = report.per_query.reset_index()
+    table = table.iloc[query_order(table["query_id"])].reset_index(drop=True)  # 1, 2, 10 when ids are numbers
     outcome = pd.Series("scored", index=table.index, dtype=object)
     ids = table["query_id"]
     outcome[ids.isin(report.no_relevant_queries).to_numpy()] = "scored 0: no relevant judged doc"
@@ -334,6 +454,7 @@ def per_query_difference(per_query: pd.DataFrame, system_a: str, system_b: str) 
     col_a, col_b = difference_columns(system_a, system_b)
     frame = pd.DataFrame({"query_id": np.asarray(per_query.index.astype(str), dtype=object), col_a: a, col_b: b,
                           "diff": diff, "outcome": outcome})
-    return frame.sort_values(["diff", "query_id"], kind="stable", na_position="last").reset_index(drop=True)
+    frame = frame.iloc[query_order(frame["query_id"])]  # ties by query id, numerically when ids are numbers
+    return frame.sort_values("diff", kind="stable", na_position="last").reset_index(drop=True)
 
 

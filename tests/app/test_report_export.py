@@ -59,8 +59,9 @@ def test_report_of_the_compare_page_has_the_numbers_the_charts_and_the_stamp(def
     # The overview: evaluate() means of the Overview page's default metrics.
     means = es.evaluate(qrels, runs["BM25"], ["ndcg@10", "map@100"]).means
     assert f"<td>{means['ndcg@10']:.4f}</td>" in text and f"<td>{means['map@100']:.4f}</td>" in text
-    # The charts of the view: the Compare page's two, with plotly.js inlined once.
-    assert text.count("Plotly.newPlot(") == 2 and text.count("plotly.js v") == 1
+    # The charts of the view: the Compare page's three (differences, A against B, the two systems'
+    # precision-recall curves), with plotly.js inlined once.
+    assert text.count("Plotly.newPlot(") == 3 and text.count("plotly.js v") == 1
     assert not re.search(r"<(script|link)[^>]+(src|href)=[\"']?https?:", text)
     assert at.download_button(key="report_download").proto.label == "Download report"
 
@@ -73,7 +74,7 @@ def test_report_carries_the_overview_selection_and_escapes_user_text(deferred_do
     text = report_of(deferred_downloads, "overview")
     assert "<img/src=x/onerror=alert(1)>" not in text and "&lt;img/src=x/onerror=alert(1)&gt;" in text
     assert "<th>overview metrics</th><td><pre>[\n &quot;precision@5&quot;\n]</pre>" in text
-    assert text.count("Plotly.newPlot(") == 1  # the Overview page's chart
+    assert text.count("Plotly.newPlot(") == 2  # the Overview page's charts: means, precision-recall curves
     assert sha256(data) in text
     # A report made on another page keeps the Overview selection and has that page's charts.
     at.switch_page("pages/latency.py").run()

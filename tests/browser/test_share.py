@@ -276,9 +276,9 @@ def test_report_opens_offline_and_draws_its_charts(server, browser, tmp_path):
                   else (requests.append(route.request.url), route.abort()))
     tab = offline.new_page()
     tab.goto(path.as_uri())
-    tab.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 2",
+    tab.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3",
                           timeout=30_000)
-    assert tab.locator(".js-plotly-plot").count() == 2  # the Compare page's two charts
+    assert tab.locator(".js-plotly-plot").count() == 3  # the Compare page's three charts (with the PR curves)
     assert tab.locator(".js-plotly-plot .barlayer .point").count() > 100  # bars drawn, one per query
     assert tab.locator(".js-plotly-plot .scatterlayer .point").count() > 100
     body = tab.locator("body").inner_text()
