@@ -194,66 +194,75 @@ class ComparisonReport:
         p = self.params
         n = self.table["n_queries"]
         queries = f"{int(n.iloc[0])} queries" if n.nunique() == 1 else f"{int(n.min())} to {int(n.max())} queries"
-        if p["pairs"] == "baseline":
-            marks = (rf"$^\dagger$ / $^\ddagger$: significantly higher / lower than the baseline "
-                     rf"({latex_escape(p['baseline'])})")
-        else:
-            marks = "a superscript letter: significantly higher than the system with that letter"
+        against = ("the baseline" if p["pairs"] == "baseline" else "the other systems")
+        marks = (f"The best mean per metric is in boldface. Superscripts name the systems (\\#) a mean is "
+                 f"significantly higher than; each system is compared with {against}")
         test = {
             "permutation": f"two-sided paired randomisation test ({p['n_resamples']:,} sign-flip resamples, seed {p['seed']})",
             "t-test": "two-sided paired t-test",
             "wilcoxon": f"two-sided Wilcoxon signed-rank test (zero\\_method={p['zero_method']})",
+            "tukey": "Tukey's HSD test",
         }[p["test"]]
         correction = {
             "holm": "Holm-adjusted", "bonferroni": "Bonferroni-adjusted", "fdr_bh": "Benjamini-Hochberg-adjusted",
-            "none": "not adjusted",
+            "westfall_young": "Westfall-Young max-T-adjusted", "none": "not adjusted",
         }[p["correction"]]
-        return (f"Mean per system over {queries}. {marks}; {test}, p-values {correction} over "
+        return (f"Mean per system over {queries}. {marks}: {test}, p-values {correction} over "
                 f"{p['n_comparisons']} comparisons, $\\alpha = {p['alpha']}$.")
 
     def to_latex(self, digits: int = 4, caption: str | None = None, label: str | None = "tab:comparison") -> str:
-        """A booktabs table: systems as rows, metrics as columns, means with significance marks.
+        """One booktabs table in ranx's paper style: a letter per system, means with superscripts.
 
-        With ``pairs="baseline"``, ``$^\\dagger$`` marks a mean significantly higher than the
-        baseline's and ``$^\\ddagger$`` one significantly lower (after correction). With
-        ``pairs="all"`` each system gets a letter and a mean carries the letters of the systems it
-        is significantly higher than (ranx's layout). The caption names the test, the correction
+        Systems are rows (with a letter in the ``\\#`` column: a, b, c ... in report order, the
+        baseline first) and metrics columns. A mean carries as superscript the letters of the
+        systems it is significantly higher than (``significant`` after correction), and
+        ``\\hphantom`` of the other letters so that the numbers stay aligned; the best mean of
+        each metric (at the printed precision) is in boldface. With ``pairs="baseline"`` only the
+        comparisons with the baseline are made, so only the baseline's letter (or, on the
+        baseline, the letters of the systems it beats) can appear. This is the layout of ranx's
+        ``Report.to_latex`` (Bassani, ECIR 2022), with a caption naming the test, the correction
         and alpha (pass ``caption`` to replace it; it is used as given, not escaped). System and
         metric names are escaped. Needs ``\\usepackage{booktabs}``.
+
+        Raises
+        ------
+        EvalSuiteError
+            More than 26 systems (they are lettered a..z).
         """
         p = self.params
         systems, metrics = p["systems"], p["metrics"]
-        letters = {s: chr(ord("a") + i) for i, s in enumerate(systems)} if len(systems) <= 26 else None
-        if p["pairs"] == "all" and letters is None:
+        if len(systems) > 26:
             raise EvalSuiteError("to_latex labels systems a..z; more than 26 systems cannot be marked", field="systems",
                                  value=len(systems))
-        marks: dict[tuple[str, str], list[str]] = {}
+        letters = {s: chr(ord("a") + i) for i, s in enumerate(systems)}
+        marks: dict[tuple[str, str], set[str]] = {}
         for r in self.table[self.table["significant"]].itertuples(index=False):
-            if p["pairs"] == "baseline":
-                marks[(r.system, r.metric)] = [r"\dagger" if r.diff > 0 else r"\ddagger"]
-            else:
-                higher, lower = (r.system, r.baseline) if r.diff > 0 else (r.baseline, r.system)
-                marks.setdefault((higher, r.metric), []).append(letters[lower])
-        show_letters = p["pairs"] == "all"
-        cols = "l" + ("c" if show_letters else "") + "r" * len(metrics)
-        header = ["System"] + (["\\#"] if show_letters else []) + [latex_escape(m) for m in metrics]
+            if r.diff == 0:
+                continue
+            higher, lower = (r.system, r.baseline) if r.diff > 0 else (r.baseline, r.system)
+            marks.setdefault((str(higher), str(r.metric)), set()).add(letters[str(lower)])
+        rounded = self.system_means.round(digits)
+        best = {m: rounded[m].max() for m in metrics}
+        cols = "cl|" + "r" * len(metrics)
+        header = [r"\textbf{\#}", r"\textbf{System}"] + [rf"\textbf{{{latex_escape(m)}}}" for m in metrics]
         lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{caption if caption is not None else self._caption()}}}"]
         if label:
             lines.append(rf"\label{{{label}}}")
         lines += [rf"\begin{{tabular}}{{{cols}}}", r"\toprule", " & ".join(header) + r" \\", r"\midrule"]
         for system in systems:
             name = latex_escape(system) + (" (baseline)" if p["pairs"] == "baseline" and system == p["baseline"] else "")
-            cells = [name] + ([letters[system]] if show_letters else [])
+            cells = [letters[system], name]
+            others = [letters[s] for s in systems if s != system]
             for metric in metrics:
-                value = self.system_means.loc[system, metric]
-                mark = marks.get((system, metric))
-                if mark:
-                    sup = ",".join(sorted(mark)) if show_letters else mark[0]
-                    cells.append(f"{value:.{digits}f}$^{{{sup}}}$")
-                else:
-                    cells.append(f"{value:.{digits}f}")
+                value = f"{self.system_means.loc[system, metric]:.{digits}f}"
+                if rounded.loc[system, metric] == best[metric]:
+                    value = rf"\textbf{{{value}}}"
+                shown = sorted(marks.get((system, metric), set()))
+                hidden = [x for x in others if x not in shown]
+                cell = value + (f"$^{{{''.join(shown)}}}$" if shown else "")
+                if hidden:
+                    cell += rf"\hphantom{{$^{{{''.join(hidden)}}}$}}"
+                cells.append(cell)
             lines.append(" & ".join(cells) + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
         return "\n".join(lines) + "\n"
-
-

@@ -452,24 +452,89 @@ def test_latex_booktabs_caption_markers_and_escaping():
     worse = base - 0.2
     systems = {"bm_25": base, "dense & co": better, "50%#sys": worse}
     latex = compare_per_query(systems, correction="bonferroni", alpha=0.01, n_resamples=2_000).to_latex()
-    for piece in (r"\toprule", r"\midrule", r"\bottomrule", r"\begin{tabular}{lrr}", r"\caption{",
+    for piece in (r"\toprule", r"\midrule", r"\bottomrule", r"\begin{tabular}{cl|rr}", r"\caption{",
                   "paired randomisation test", "Bonferroni-adjusted", r"$\alpha = 0.01$", "4 comparisons",
                   r"bm\_25 (baseline)", r"dense \& co", r"50\%\#sys", r"hit\_rate@10"):
         assert piece in latex, piece
     assert "bm_25" not in latex and "dense & co" not in latex
     lines = latex.splitlines()
-    dense = next(line for line in lines if line.startswith(r"dense \& co"))
-    worse_line = next(line for line in lines if line.startswith(r"50\%"))
-    assert dense.count(r"$^{\dagger}$") == 1 and r"\ddagger" not in dense  # hit_rate up; ndcg about the same
-    assert worse_line.count(r"$^{\ddagger}$") == 2 and r"\dagger$" not in worse_line
-    assert latex.count(" & ") >= 3 * 2
+    # ranx's layout: "# & System & metrics", a letter per system (baseline a), superscripts name the
+    # systems a mean is significantly higher than, \hphantom keeps the others' room, best in bold.
+    assert r"\textbf{\#} & \textbf{System} & \textbf{hit\_rate@10} & \textbf{ndcg@10} \\" in lines
+    base_line = next(line for line in lines if line.startswith(r"a & bm\_25"))
+    dense = next(line for line in lines if line.startswith(r"b & dense \& co"))
+    worse_line = next(line for line in lines if line.startswith(r"c & 50\%"))
+    # hit_rate: dense (b) > baseline (a) > worse (c), all significant; ndcg: b about a, a > c.
+    assert dense.split(" & ")[2] == r"\textbf{0.7053}$^{a}$\hphantom{$^{c}$}"
+    assert "$^{" not in dense.split(" & ")[3].replace(r"\hphantom{$^{ac}$}", "")
+    assert base_line.count(r"$^{c}$\hphantom{$^{b}$}") == 2
+    assert "$^{" not in worse_line.replace(r"\hphantom{$^{ab}$}", "")
+    assert "higher than; each system is compared with the baseline" in latex
 
     all_pairs = compare_per_query(systems, pairs="all", test="t-test").to_latex()
-    better_line = next(line for line in all_pairs.splitlines() if line.startswith(r"dense \& co"))
-    assert r"$^{a,c}$" in better_line and "System & \\# &" in all_pairs
+    better_line = next(line for line in all_pairs.splitlines() if line.startswith(r"b & dense \& co"))
+    assert r"\textbf{0.7053}$^{ac}$ &" in better_line  # higher than a and c on hit_rate: no phantom left
     assert "two-sided paired t-test" in all_pairs and "Holm-adjusted" in all_pairs
     assert latex_escape("a_b&c%d$e#f{g}h~i^j\\k") == (
         r"a\_b\&c\%d\$e\#f\{g\}h\textasciitilde{}i\textasciicircum{}j\textbackslash{}k")
+
+
+@pytest.fixture(scope="module")
+def three_cranfield_runs(tmp_path_factory):
+    """BM25, BM25L and a third run: BM25L's ranking on every third query, BM25's elsewhere (its
+    per-query values are theirs, on which ranx and EvalSuite agree to the last digit)."""
+    path = tmp_path_factory.mktemp("runs") / "run_mixed.trec"
+    lines = [line for name, keep in (("bm25", 1), ("bm25l", 0))
+             for line in (CRANFIELD / f"run_{name}.trec").read_text().splitlines()
+             if (int(line.split()[0]) % 3 != 0) == keep]
+    path.write_text("\n".join(lines) + "\n")
+    return {"bm25": CRANFIELD / "run_bm25.trec", "bm25l": CRANFIELD / "run_bm25l.trec", "mixed": path}
+
+
+@pytest.mark.parametrize("test,stat_test", [("t-test", "student"), ("tukey", "tukey")])
+def test_many_systems_equal_ranx_compare(three_cranfield_runs, test, stat_test):
+    ranx = pytest.importorskip("ranx")
+    qrels_path = CRANFIELD / "qrels.trec"
+    metrics = ["map", "ndcg@10", "recall@100"]
+    report = compare(qrels_path, three_cranfield_runs, metrics, pairs="all", test=test, correction="none")
+    assert len(report.table) == 3 * 3 and report.systems == ["bm25", "bm25l", "mixed"]
+    r_qrels = ranx.Qrels.from_file(str(qrels_path), kind="trec")
+    r_runs = []
+    for name, path in three_cranfield_runs.items():
+        run = ranx.Run.from_file(str(path), kind="trec")
+        run.name = name
+        r_runs.append(run)
+    theirs = ranx.compare(r_qrels, r_runs, metrics=metrics, stat_test=stat_test, max_p=0.05)
+    for row in report.table.itertuples():
+        expected = theirs.comparisons[(row.baseline, row.system)][row.metric]["p_value"]
+        assert row.p_value == pytest.approx(expected, rel=1e-9, abs=1e-15), (row.metric, row.baseline, row.system)
+        assert row.mean_system == pytest.approx(theirs.results[row.system][row.metric], abs=1e-12)
+    if test == "tukey":  # scipy's Tukey HSD on the same per-query values
+        for metric in metrics:
+            values = report.per_query[metric]
+            direct = scipy.stats.tukey_hsd(*(values[s].to_numpy() for s in report.systems)).pvalue
+            rows = report.table[report.table["metric"] == metric]
+            for row in rows.itertuples():
+                i, j = report.systems.index(row.baseline), report.systems.index(row.system)
+                assert row.p_value == direct[i, j]
+    # Some pairs differ significantly and some do not, so the agreement is not vacuous.
+    assert 0 < int((report.table["p_value"] < 0.05).sum()) < len(report.table)
+
+
+def test_baseline_against_each_and_westfall_young(three_cranfield_runs):
+    qrels_path = CRANFIELD / "qrels.trec"
+    report = compare(qrels_path, three_cranfield_runs, ["map@100", "ndcg@10"], baseline="mixed",
+                     correction="westfall_young", n_resamples=4_000)
+    assert report.systems == ["mixed", "bm25", "bm25l"] and set(report.table["baseline"]) == {"mixed"}
+    table = report.table
+    assert (table["p_adjusted"] >= table["p_value"]).all()
+    # Never above Bonferroni's adjustment of the same raw p-values (plus Monte Carlo resolution).
+    assert (table["p_adjusted"] <= np.minimum(table["p_value"] * len(table), 1) + 1e-12).all()
+    assert "Westfall" in report.describe()[2]
+    with pytest.raises(es.EvalSuiteError, match="needs test='permutation'"):
+        compare(qrels_path, three_cranfield_runs, ["map@100"], test="t-test", correction="westfall_young")
+    with pytest.raises(es.EvalSuiteError, match="resampled statistics"):
+        adjust_p_values([0.1, 0.2], "westfall_young")
 
 
 def test_csv_is_spreadsheet_safe_and_round_trips():
