@@ -37,6 +37,29 @@ def _spreadsheet_safe(value: Any) -> Any:
     return defuse_formula(value) if isinstance(value, str) else value
 
 
+_CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "fdr_bh": "Benjamini-Hochberg",
+                     "westfall_young": "Westfall-Young", "none": "no correction"}
+
+
+def higher_is_better(metric: str) -> bool:
+    """Whether a larger value of ``metric`` is better: the registry's direction; latency and
+    time-to-first-token columns (``latency_ms``, ``latency_<stage>_ms``, ``ttft_ms``) are lower
+    is better; a name the registry does not know is taken as higher is better."""
+    name = str(metric)
+    if name.startswith(("latency", "ttft")):
+        return False
+    from .metric_names import metric_info
+
+    try:
+        return bool(metric_info(name).higher_is_better)
+    except (EvalSuiteError, KeyError, ValueError):
+        return True
+
+
+def _listing(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def _format_p(p: float, digits: int) -> str:
     floor = 10.0 ** -digits
     return f"<{floor:.{digits}f}" if p < floor else f"{p:.{digits}f}"
@@ -118,6 +141,91 @@ class ComparisonReport:
     def to_dataframe(self) -> pd.DataFrame:
         """A copy of :attr:`table`."""
         return self.table.copy()
+
+    def _against_baseline(self) -> pd.DataFrame:
+        t = self.table
+        return t[t["baseline"] == self.params["baseline"]]
+
+    def regressions(self, metrics=None, significant_only: bool = True) -> pd.DataFrame:
+        """Rows where a system is worse than the baseline: the CI gate's question.
+
+        "Worse" follows each metric's direction (:func:`higher_is_better`: lower nDCG, higher
+        latency). Only comparisons with the baseline count (with ``pairs="all"`` the other pairs
+        are left out).
+
+        Parameters
+        ----------
+        metrics : sequence of str or None
+            Metrics to look at (None: all of the report's).
+        significant_only : bool
+            True: only rows that are ``significant`` (after correction); False: every row whose
+            mean difference points the wrong way, significant or not.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The matching rows of :attr:`table` (possibly empty).
+
+        Raises
+        ------
+        EvalSuiteError
+            A metric that is not in the report.
+        """
+        rows = self._against_baseline()
+        if metrics is not None:
+            unknown = [m for m in metrics if m not in self.metrics]
+            if unknown:
+                raise EvalSuiteError(f"metric {unknown[0]!r} is not in the comparison (its metrics: "
+                                     f"{', '.join(self.metrics)})", field="metrics", value=unknown[0])
+            rows = rows[rows["metric"].isin(list(metrics))]
+        worse = [(r.diff < 0) if higher_is_better(r.metric) else (r.diff > 0) for r in rows.itertuples(index=False)]
+        rows = rows[pd.Series(worse, index=rows.index, dtype=bool)] if len(rows) else rows
+        if significant_only:
+            rows = rows[rows["significant"]]
+        return rows.copy()
+
+    def verdict(self) -> str:
+        """One plain-language sentence: which systems are significantly better or worse than the
+        baseline, on which metrics, under which correction and alpha.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from evalsuite import compare_per_query
+        >>> ids = [f"q{i}" for i in range(8)]
+        >>> old = pd.DataFrame({"ndcg@10": [0.2] * 8, "mrr@10": [0.5] * 8}, index=ids)
+        >>> new = pd.DataFrame({"ndcg@10": [0.1] * 8, "mrr@10": [0.5, 1.0, 0.5, 0.0] * 2}, index=ids)
+        >>> compare_per_query({"BM25": old, "BM25L": new}, test="t-test").verdict()
+        'BM25L is significantly worse than BM25 on ndcg@10, and not significantly different on mrr@10 (t-test, Holm, alpha 0.05).'
+        """
+        p = self.params
+        rows = self._against_baseline()
+        setting = f"{p['test']}, {_CORRECTION_NAMES.get(p['correction'], p['correction'])}, alpha {p['alpha']:g}"
+        parts = []
+        for system in [s for s in self.systems if s != p["baseline"]]:
+            mine = rows[rows["system"] == system]
+            better, worse, same = [], [], []
+            for r in mine.itertuples(index=False):
+                up = (r.diff > 0) if higher_is_better(r.metric) else (r.diff < 0)
+                (same if not r.significant or r.diff == 0 else better if up else worse).append(str(r.metric))
+            n = len(mine)
+
+            def on(names):
+                if len(names) == n and n > 1:
+                    return "both metrics" if n == 2 else f"all {n} metrics"
+                return _listing(names)
+
+            clauses = []
+            if worse:
+                clauses.append(f"significantly worse than {p['baseline']} on {on(worse)}")
+            if better:
+                clauses.append(f"significantly better{'' if worse else ' than ' + str(p['baseline'])} on {on(better)}")
+            if same:
+                clauses.append(f"not significantly different {'on' if clauses else 'from ' + str(p['baseline']) + ' on'} "
+                               f"{on(same)}")
+            parts.append(f"{system} is " + ", and ".join(clauses) if len(clauses) <= 2 else
+                         f"{system} is " + ", ".join(clauses[:-1]) + ", and " + clauses[-1])
+        return "; ".join(parts) + f" ({setting})."
 
     def describe(self) -> list[str]:
         """The test, interval and correction in plain words, one line each."""
