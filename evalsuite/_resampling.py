@@ -300,9 +300,11 @@ def bootstrap_intervals(differences, defined=None, method: str = "bca", confiden
         for start in range(0, int(n_resamples), block):
             b = min(block, int(n_resamples) - start)
             idx = rng.integers(0, n, (b, n))  # scipy's _bootstrap_resample draws exactly this
-            offsets = (np.arange(b, dtype=np.int64) * n)[:, None]
-            drawn = np.bincount((idx + offsets).ravel(), minlength=b * n).reshape(b, n)
-            theta_b[:, start:start + b] = (drawn.astype(np.float64) @ values).T / n
+            # How often each query is drawn in each resample (float, ready for the product).
+            idx += (np.arange(b, dtype=np.int64) * n)[:, None]
+            drawn = np.zeros(b * n)
+            np.add.at(drawn, idx.ravel(), 1.0)
+            theta_b[:, start:start + b] = (drawn.reshape(b, n) @ values).T / n
         for k, r in enumerate(members):
             d = values[:, k]
             levels, note = (alpha, 1 - alpha), None
