@@ -23,26 +23,28 @@ LIST_COLUMNS = ("rank", "doc_id", "label", "title", "score")
 
 
 def _pick_systems(systems: list[str]) -> tuple[str, ...] | None:
-    """The baseline and the systems compared with it (one or more), baseline first."""
+    """The baseline (A), the system compared with it (B) and any more systems, baseline first."""
     if len(systems) < 2:
         ui.no_data(f"Comparing needs two systems; this session has {len(systems)}.")
         return None
-    left, right = st.columns([1, 2])
-    # The baseline's default is the first system the URL does not ask to compare with it, so a
-    # link whose baseline is gone (renamed, tampered) still opens on two different systems.
-    asked = st.query_params.get_all("compare_b")
-    a = ui.pick("Baseline (A)", systems, index=next((i for i, s in enumerate(systems) if s not in asked), 0),
+    left, middle, right = st.columns(3)
+    # A's default is the first system other than the one the URL asks for as B, so a link whose A
+    # is gone (renamed, tampered) still opens on two different systems.
+    asked_b = st.query_params.get("compare_b")
+    a = ui.pick("System A (baseline)", systems, index=next(i for i, s in enumerate(systems) if s != asked_b),
                 key="compare_a", container=left)
-    # Every system is an option (the baseline too, so changing the baseline never invalidates the
-    # choice); the baseline is left out of the comparison below.
-    others = [s for s in systems if s != a]
-    chosen = ui.bound(right.multiselect, "Compared with the baseline (B ...)", systems, default=others[:1],
-                      key="compare_b")
-    chosen = [s for s in chosen if s != a]
-    if not chosen:
-        st.warning("Pick at least one system other than the baseline.")
+    # B's default is the first system other than A, so a link whose systems are gone (or name
+    # only A) still opens on two different systems.
+    b = ui.pick("System B", systems, index=next(i for i, s in enumerate(systems) if s != a), key="compare_b",
+                container=middle)
+    if a == b:
+        st.warning("Pick two different systems.")
         return None
-    return (a, *chosen)
+    # More systems against the same baseline; every system is an option, so changing A or B never
+    # invalidates the choice (A and B themselves are left out below).
+    more = ui.bound(right.multiselect, "Also compare with A", systems, default=[], key="compare_more",
+                    placeholder="more systems (optional)")
+    return (a, b, *[s for s in more if s not in (a, b)])
 
 
 def _options() -> tuple[str, str, float]:
@@ -145,8 +147,14 @@ def _ranked_lists(runs: dict, qrels, names: tuple[str, str], queries: list[str])
     for column, name, ranked in zip(columns, names, lists):
         with column:
             st.text(f"{name}: top {len(ranked)} of query {query}")
+            # Widths in pixels so that both lists fit side by side without a sideways scroll (the
+            # title is cut; the CSV below has it whole).
             st.dataframe(ranked, hide_index=True, width="stretch", height=420, column_order=LIST_COLUMNS,
-                         column_config={"score": st.column_config.NumberColumn("score", format="%.3f")})
+                         column_config={"rank": st.column_config.NumberColumn("rank", width=45),
+                                        "doc_id": st.column_config.TextColumn("doc_id", width=70),
+                                        "label": st.column_config.TextColumn("label", width=90),
+                                        "title": st.column_config.TextColumn("title", width=170),
+                                        "score": st.column_config.NumberColumn("score", format="%.3f", width=60)})
     both = display.side_by_side_lists(lists[0], lists[1], names)
     ui.download_csv(both, f"ranked_lists_{query}.csv", key="compare_lists_csv")
 
