@@ -104,3 +104,17 @@ def test_baseline_and_two_systems(cranfield):
     assert not at.exception
     assert texts(at.subheader)[0] == "BM25L against BM25"
     assert "Ranked lists of one query" in texts(at.subheader)
+
+
+def test_records_baseline_and_two_systems(records_report):
+    _, report = records_report
+    names = ("gpt-4-0613", "llama-2-7b-chat", "mistral-7B-instruct")
+    at = open_page("compare", query={"compare_source": "per-request records", "compare_a": names[0],
+                                     "compare_b": names[1], "compare_more": [names[2]]})
+    assert not at.exception and not at.error, texts(at.error)
+    per_query = {n: report.per_query[report.per_query["system"] == n].set_index("query_id")[["faithfulness", "success"]]
+                 for n in names}
+    expected = compare_per_query(per_query, metrics=["faithfulness", "success"], baseline=names[0])
+    assert texts(at.markdown)[0] == f"**{expected.verdict()}**"
+    pd.testing.assert_frame_equal(at.dataframe[0].value, display.systems_by_metrics(expected))
+    shown_rows_equal(at.dataframe[1].value, expected)
