@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-import os
 import warnings
 
 import numpy as np
@@ -56,10 +55,6 @@ TABLE_COLUMNS = (
     "n_dropped_nan", "n_unpaired",
 )
 
-# Below this many resampled values in a report (queries x resamples, summed over rows), threads
-# cost more than they save.
-_THREADED_WORK = 20_000_000
-
 # Resampling works in blocks of at most this many float64 values (about 32 MB per array), so a
 # 7,000-query comparison with 10,000 resamples never holds a 70-million-element matrix.
 _BLOCK_ELEMENTS = 4_000_000
@@ -71,13 +66,6 @@ def _stats():
     import scipy.stats
 
     return scipy.stats
-
-
-def _thread_count() -> int:
-    try:
-        return max(1, min(8, len(os.sched_getaffinity(0))))
-    except AttributeError:  # not on Linux
-        return max(1, min(8, os.cpu_count() or 1))
 
 
 def _rng_kwargs(seed: int) -> dict[str, np.random.Generator]:
@@ -106,7 +94,9 @@ def paired_randomization_test(differences, n_resamples: int = 10_000, seed: int 
     the exact test over all sign patterns when ``2**n <= n_resamples``, otherwise
     ``n_resamples`` random patterns, with scipy's p-value ``(count + 1) / (n_resamples + 1)``
     per tail (Phipson & Smyth 2010), two-sided. scipy's sign flips cost about 10 s for 7,000
-    queries and 10,000 resamples on one core; rows of a report run on a thread pool.
+    queries and 10,000 resamples on one core, which is why :func:`evalsuite.compare` draws its
+    resamples once for the whole report instead (``evalsuite._resampling``); this function is the
+    single-row reference.
 
     Parameters
     ----------

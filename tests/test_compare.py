@@ -578,3 +578,28 @@ def test_a_row_is_the_same_alone_or_in_a_large_report():
                                   [row.metric], n_resamples=3_000, correction="none").table.iloc[0]
         for col in ("p_value", "ci_low", "ci_high", "diff"):
             assert getattr(row, col) == pytest.approx(alone[col], rel=1e-12, abs=1e-15), col
+
+
+def test_page_shapes_of_a_many_system_report():
+    from evalsuite import display
+
+    rng = np.random.default_rng(3)
+    ids = pd.Index([f"q{i}" for i in range(80)])
+    base = pd.DataFrame({"ndcg@10": rng.random(80), "latency_ms": 100 + rng.random(80)}, index=ids)
+    faster = base.assign(latency_ms=base["latency_ms"] - 20)          # better: lower latency
+    worse = base.assign(**{"ndcg@10": base["ndcg@10"] - 0.3})           # worse: lower nDCG
+    name = "<b>x</b> & y"
+    report = compare_per_query({"base": base, "faster": faster, name: worse}, test="t-test")
+    grid = display.systems_by_metrics(report)
+    assert grid.loc["faster", "latency_ms"].endswith(" ▲") and grid.loc["faster", "ndcg@10"] == f"{base['ndcg@10'].mean():.4f}"
+    assert grid.loc[name, "ndcg@10"].endswith(" ▼") and grid.index[0] == "base (baseline)"
+    assert report.verdict() == ("faster is significantly better than base on latency_ms, and not significantly "
+                                f"different on ndcg@10; {name} is significantly worse than base on ndcg@10, and "
+                                "not significantly different on latency_ms (t-test, Holm, alpha 0.05).")
+    assert list(report.regressions()["system"]) == [name]
+    heat = display.differences_from_baseline(report, "ndcg@10")
+    np.testing.assert_allclose(heat[name].to_numpy(), -0.3, atol=1e-12)
+    assert (heat["faster"] == 0).all()
+    figure = display.difference_heatmap(heat, "ndcg@10", "base")
+    assert list(figure.data[0].x) == ["faster", "&lt;b&gt;x&lt;/b&gt; &amp; y"]  # text, never markup
+    assert figure.data[0].zmid == 0 and figure.data[0].zmax == -figure.data[0].zmin
