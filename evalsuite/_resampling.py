@@ -94,6 +94,10 @@ def sign_flip_tests(differences, defined=None, n_resamples: int = 10_000, seed: 
     ``2 * min(P(null <= observed), P(null >= observed))`` with a relative tolerance of
     100 machine epsilons for ties, ``(count + 1) / (n_resamples + 1)`` per tail for random
     patterns (Phipson & Smyth 2010) and ``count / 2**n`` for the exact test, capped at 1.
+    ``n_queries`` is the number of rows of ``differences`` (all the report's queries): a row
+    defined on fewer queries is enumerated exactly only when the whole report is, where scipy,
+    run on that row alone, could already enumerate its own queries (its p-value then agrees
+    within Monte Carlo error instead of exactly).
 
     Parameters
     ----------
