@@ -55,6 +55,7 @@ class Comparison:
     test: str = TESTS[0]
     correction: str = CORRECTIONS[0]
     alpha: float = 0.05
+    pairs: str = "baseline"
 
 
 @dataclass(frozen=True)
@@ -207,7 +208,8 @@ def _comparison(spec: ReportSpec, settings: dict) -> ReportSection | None:
         # The Compare page's exact call, so the cached comparison is reused.
         report = loaders.compare_runs(qrels_file.digest, tuple((n, runs[n][0].digest) for n in systems),
                                       tuple(chosen.metrics), chosen.test, chosen.correction, float(chosen.alpha),
-                                      int(spec.rel_level), qrels, {n: runs[n][1] for n in systems})
+                                      int(spec.rel_level), qrels, {n: runs[n][1] for n in systems},
+                                      chosen.pairs)
     else:
         _, records_report = _records_report(spec)
         if any(n not in records_report.systems for n in systems):
@@ -215,7 +217,7 @@ def _comparison(spec: ReportSpec, settings: dict) -> ReportSection | None:
         # The Compare page's exact call (same key), so the cached comparison is reused.
         report = loaders.compare_records(tuple(f.digest for f in spec.records), RECORDS_K, int(spec.rel_level),
                                          systems, tuple(chosen.metrics), chosen.test, chosen.correction,
-                                         float(chosen.alpha), records_report)
+                                         float(chosen.alpha), records_report, chosen.pairs)
     p = report.params
     settings.update({
         "comparison": f"{b} against {a} (baseline), "

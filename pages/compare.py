@@ -56,6 +56,18 @@ def _options() -> tuple[str, str, float]:
     return test, correction, float(alpha)
 
 
+PAIRS = {"each system against A": "baseline", "every pair": "all"}
+
+
+def _pairs(systems: tuple[str, ...]) -> str:
+    """Which comparisons to make: each system against the baseline, or (three systems or more)
+    every pair."""
+    if len(systems) < 3:
+        return "baseline"
+    choice = ui.bound(st.radio, "Compare", list(PAIRS), horizontal=True, key="compare_pairs")
+    return PAIRS[choice]
+
+
 def _verdict(report) -> None:
     """The report in one plain sentence, above the table."""
     st.markdown(f"**{ui.plain(report.verdict())}**")
@@ -76,7 +88,8 @@ def _report_table(report, names: tuple[str, ...]) -> None:
     if len(names) == 2:
         st.subheader(f"{ui.plain(names[1])} against {ui.plain(names[0])}")
     rows = display.comparison_rows(report)
-    order = [c for c in rows.columns if c != "baseline" and (c != "system" or len(names) > 2)]
+    all_pairs = report.params["pairs"] == "all"
+    order = [c for c in rows.columns if (c != "baseline" or all_pairs) and (c != "system" or len(names) > 2)]
     col_a, col_b = display.difference_columns(*names[:2]) if len(names) == 2 else ("mean A", "mean B")
     number = st.column_config.NumberColumn
     st.dataframe(rows, hide_index=True, width="stretch", column_order=order, column_config={
@@ -193,7 +206,8 @@ def _operations(names: tuple[str, str]) -> None:
             ui.download_csv(latency, "compare_latency.csv", key="compare_latency_csv")
 
 
-def _compare_and_show(source: str, systems: tuple[str, ...], metrics, settings: tuple, compute):
+def _compare_and_show(source: str, systems: tuple[str, ...], metrics, settings: tuple, compute,
+                      pairs: str = "baseline"):
     """Run ``compute`` (a cached comparison) under a spinner, remember it for the report, show the
     verdict and the tables: for two systems the two-system views (returns the queries listed), for
     more the many-systems views (returns an empty list); None after an error message."""
@@ -205,7 +219,8 @@ def _compare_and_show(source: str, systems: tuple[str, ...], metrics, settings: 
     except Exception as exc:
         ui.show_error(exc)
         return None
-    export.remember_comparison(export.Comparison(source, tuple(systems), tuple(metrics), test, correction, alpha))
+    export.remember_comparison(export.Comparison(source, tuple(systems), tuple(metrics), test, correction, alpha,
+                                                 pairs))
     _verdict(report)
     if len(systems) > 2:
         _many_systems(report)
@@ -224,13 +239,14 @@ def _runs_view() -> None:
         return
     metrics = ui.bound(st.multiselect, "Metrics", COMPARE_RUN_METRICS, default=list(COMPARE_DEFAULT_RUN_METRICS),
                        key="compare_metrics")
+    pairs = _pairs(systems)
     test, correction, alpha = _options()
     if not metrics:
         st.info("Choose at least one metric.")
         return
     queries = _compare_and_show("runs", systems, metrics, (test, correction, alpha), lambda: loaders.compare_runs(
         qrels_file.digest, tuple((n, runs[n][0].digest) for n in systems), tuple(metrics), test, correction, alpha,
-        ui.rel_level(), qrels, {n: runs[n][1] for n in systems}))
+        ui.rel_level(), qrels, {n: runs[n][1] for n in systems}, pairs), pairs)
     if queries is None or len(systems) > 2:
         return
     _ranked_lists({n: runs[n][1] for n in systems}, qrels, systems, queries)
@@ -253,6 +269,7 @@ def _records_view() -> None:
         return
     metrics = ui.bound(st.multiselect, "Metrics", available, default=available[:COMPARE_DEFAULT_RECORD_METRICS],
                        key="compare_record_metrics")
+    pairs = _pairs(pair)
     test, correction, alpha = _options()
     if not metrics:
         st.info("Choose at least one metric.")
@@ -260,7 +277,7 @@ def _records_view() -> None:
     digests = tuple(f.digest for f in session.record_files())
     # Keyed by everything that defines the numbers: the files, k, rel_level, systems, settings.
     queries = _compare_and_show("records", pair, metrics, (test, correction, alpha), lambda: loaders.compare_records(
-        digests, RECORDS_K, ui.rel_level(), pair, tuple(metrics), test, correction, alpha, report))
+        digests, RECORDS_K, ui.rel_level(), pair, tuple(metrics), test, correction, alpha, report, pairs), pairs)
     if queries is None or len(pair) > 2:
         return
     if queries:

@@ -118,3 +118,21 @@ def test_records_baseline_and_two_systems(records_report):
     assert texts(at.markdown)[0] == f"**{expected.verdict()}**"
     pd.testing.assert_frame_equal(at.dataframe[0].value, display.systems_by_metrics(expected))
     shown_rows_equal(at.dataframe[1].value, expected)
+
+
+def test_every_pair_of_three_systems(cranfield):
+    qrels, runs = cranfield
+    data = mixed_run()
+    at = open_page("compare", pending=[("run", "mixed.trec", data)],
+                   query={"compare_a": "BM25", "compare_b": "BM25L", "compare_more": ["mixed"],
+                          "compare_pairs": "every pair", "compare_metrics": ["ndcg@10", "map@100"]})
+    assert not at.exception and not at.error, texts(at.error)
+    expected = compare(qrels, {"BM25": runs["BM25"], "BM25L": runs["BM25L"], "mixed": es.read_run(data)},
+                       ["ndcg@10", "map@100"], pairs="all")
+    rows = at.dataframe[1].value
+    shown_rows_equal(rows, expected)
+    assert len(rows) == 2 * 3 and set(zip(rows["baseline"], rows["system"])) == {
+        ("BM25", "BM25L"), ("BM25", "mixed"), ("BM25L", "mixed")}
+    # The verdict and the marks are about the baseline; the other pairs are in the rows.
+    assert texts(at.markdown)[0] == f"**{expected.verdict()}**"
+    pd.testing.assert_frame_equal(at.dataframe[0].value, display.systems_by_metrics(expected))
