@@ -71,7 +71,7 @@ RANKED_LIST_DEPTH = 20
 # trec_eval's names of the whole-list metrics, for captions and column help.
 WHOLE_LIST_TREC = {"map": "map", "ndcg": "ndcg", "mrr": "recip_rank", "precision": "set_P", "recall": "set_recall"}
 
-TESTS = ("permutation", "t-test", "wilcoxon")
+TESTS = ("permutation", "t-test", "wilcoxon", "tukey")
 # Compare tests per-query differences of means: a geometric mean (gm_map) is left out.
 COMPARE_RUN_METRICS = tuple(dict.fromkeys(b if k == WHOLE_LIST or not METRICS[b].cutoff else f"{b}@{k}"
                                           for b in BASE_METRICS if METRICS[b].aggregate == "mean" for k in CUTOFFS))
@@ -79,7 +79,7 @@ COMPARE_DEFAULT_RUN_METRICS = ("ndcg@10", "map@100", "mrr@10", "recall@100")
 COMPARE_DEFAULT_RECORD_METRICS = 4    # the first this many quality metrics both systems have
 # RAG quality: display order; metrics a records file allows beyond these (ranking metrics) follow.
 RAG_ORDER = tuple(m.name for m in METRICS.values() if m.kind in ("context", "answer") or m.name == "success")
-CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "none")
+CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "westfall_young", "none")
 
 # Latency charts: bins and ECDF points sent to the browser per system.
 HISTOGRAM_BINS = 60

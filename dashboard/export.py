@@ -47,14 +47,15 @@ from .constants import (
 
 @dataclass(frozen=True)
 class Comparison:
-    """A Compare page selection: ``source`` "runs" or "records", ``systems`` (baseline, other)."""
+    """A Compare page selection: ``source`` "runs" or "records", ``systems`` (baseline, other, ...)."""
 
     source: str
-    systems: tuple[str, str]
+    systems: tuple[str, ...]
     metrics: tuple[str, ...]
     test: str = TESTS[0]
     correction: str = CORRECTIONS[0]
     alpha: float = 0.05
+    pairs: str = "baseline"
 
 
 @dataclass(frozen=True)
@@ -198,23 +199,25 @@ def _comparison(spec: ReportSpec, settings: dict) -> ReportSection | None:
     if chosen is None:
         settings["comparison"] = "none (it needs two systems)"
         return None
-    a, b = chosen.systems
+    systems = tuple(chosen.systems)
+    a, b = systems[0], ", ".join(systems[1:])
     if chosen.source == "runs":
-        if spec.qrels is None or a not in dict(spec.runs) or b not in dict(spec.runs):
-            return ReportSection("Comparison", note=f"The Compare selection ({a} against {b}) is not in the data.")
+        if spec.qrels is None or any(n not in dict(spec.runs) for n in systems):
+            return ReportSection("Comparison", note=f"The Compare selection ({b} against {a}) is not in the data.")
         qrels_file, qrels, runs = _parsed(spec)
         # The Compare page's exact call, so the cached comparison is reused.
-        report = loaders.compare_runs(qrels_file.digest, tuple((n, runs[n][0].digest) for n in (a, b)),
+        report = loaders.compare_runs(qrels_file.digest, tuple((n, runs[n][0].digest) for n in systems),
                                       tuple(chosen.metrics), chosen.test, chosen.correction, float(chosen.alpha),
-                                      int(spec.rel_level), qrels, {n: runs[n][1] for n in (a, b)})
+                                      int(spec.rel_level), qrels, {n: runs[n][1] for n in systems},
+                                      chosen.pairs)
     else:
         _, records_report = _records_report(spec)
-        if a not in records_report.systems or b not in records_report.systems:
-            return ReportSection("Comparison", note=f"The Compare selection ({a} against {b}) is not in the data.")
+        if any(n not in records_report.systems for n in systems):
+            return ReportSection("Comparison", note=f"The Compare selection ({b} against {a}) is not in the data.")
         # The Compare page's exact call (same key), so the cached comparison is reused.
         report = loaders.compare_records(tuple(f.digest for f in spec.records), RECORDS_K, int(spec.rel_level),
-                                         (a, b), tuple(chosen.metrics), chosen.test, chosen.correction,
-                                         float(chosen.alpha), records_report)
+                                         systems, tuple(chosen.metrics), chosen.test, chosen.correction,
+                                         float(chosen.alpha), records_report, chosen.pairs)
     p = report.params
     settings.update({
         "comparison": f"{b} against {a} (baseline), "
@@ -223,7 +226,7 @@ def _comparison(spec: ReportSpec, settings: dict) -> ReportSection | None:
         "alpha": p["alpha"], "seed": p["seed"], "resamples": p["n_resamples"],
         "interval": f"{p['confidence']:.0%} {p['ci']} bootstrap"})
     table = report.to_dataframe().set_index("metric")
-    return ReportSection("Comparison", note=". ".join(str(d) for d in report.describe()) + ".",
+    return ReportSection("Comparison", note=report.verdict() + " " + ". ".join(str(d) for d in report.describe()) + ".",
                          tables=[(f"{b} against {a}", table)])
 
 

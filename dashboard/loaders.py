@@ -154,10 +154,12 @@ def evaluate_records(digests: tuple[str, ...], k: int, rel_level: int, _records)
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def compare_runs(qrels_digest: str, runs: tuple[tuple[str, str], ...], metrics: tuple[str, ...], test: str,
-                 correction: str, alpha: float, rel_level: int, _qrels: es.Qrels, _runs: dict):
-    """``runs``: ((system, digest), ...) with the baseline first; ``_runs``: {system: Run}."""
+                 correction: str, alpha: float, rel_level: int, _qrels: es.Qrels, _runs: dict,
+                 pairs: str = "baseline"):
+    """``runs``: ((system, digest), ...) with the baseline first; ``_runs``: {system: Run};
+    ``pairs``: "baseline" (each system against the first) or "all"."""
     return _compare(_qrels, dict(_runs), metrics=list(metrics), test=test, correction=correction, alpha=alpha,
-                      baseline=runs[0][0], rel_level=rel_level)
+                      baseline=runs[0][0], rel_level=rel_level, pairs=pairs)
 
 
 def records_per_system(report, systems) -> dict:
@@ -167,8 +169,9 @@ def records_per_system(report, systems) -> dict:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def compare_records(digests: tuple[str, ...], k: int, rel_level: int, systems: tuple[str, str],
-                    metrics: tuple[str, ...], test: str, correction: str, alpha: float, _report):
+def compare_records(digests: tuple[str, ...], k: int, rel_level: int, systems: tuple[str, ...],
+                    metrics: tuple[str, ...], test: str, correction: str, alpha: float, _report,
+                    pairs: str = "baseline"):
     """Compare two systems of a records report on its per-request values.
 
     ``_report`` is :func:`evaluate_records` of exactly (``digests``, ``k``, ``rel_level``): the
@@ -176,7 +179,7 @@ def compare_records(digests: tuple[str, ...], k: int, rel_level: int, systems: t
     """
     per_system = records_per_system(_report, systems)
     return _compare_per_query({n: per_system[n][list(metrics)] for n in systems}, metrics=list(metrics), test=test,
-                              correction=correction, alpha=alpha, baseline=systems[0])
+                              correction=correction, alpha=alpha, baseline=systems[0], pairs=pairs)
 
 
 @st.cache_resource(show_spinner=False)

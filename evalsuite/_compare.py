@@ -5,10 +5,12 @@ bootstrap confidence interval, the p-value of a paired test (randomisation, t-te
 p-values adjusted across every row of the report (Holm, Bonferroni, Benjamini-Hochberg), an
 effect size and win / tie / loss counts. Pairing is always by query id, never by position.
 
-Everything random is seeded: each test and each interval draws from its own
-``numpy.random.default_rng(seed)``, so a row's numbers do not depend on which other systems or
-metrics are in the report, and the same seed gives the same numbers every time (also when a
-large report runs its rows on several threads).
+Everything random is seeded and drawn once per report (:mod:`evalsuite._resampling`): one set of
+sign flips (one per query and resample, ``numpy.random.default_rng(seed)``) for the randomisation
+tests of every row, and one set of resampled query indices for the bootstrap intervals of every
+row with the same queries, applied to all metrics and systems as matrix products. So a row's
+numbers depend on the seed and the report's query ids, not on which other systems or metrics
+are in the report, and the same seed gives the same numbers every time.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ import itertools
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -27,9 +28,10 @@ from .errors import EvalSuiteError
 
 from ._comparison_report import ComparisonReport, latex_escape
 from ._paired_stats import (
-    CI_METHODS, CORRECTIONS, DEFAULT_COMPARE_METRICS, PAIRS, TABLE_COLUMNS, TESTS, ZERO_METHODS, _THREADED_WORK, _stats, _thread_count, adjust_p_values, effect_size,
-    paired_bootstrap_interval, paired_randomization_test, win_tie_loss,
+    CI_METHODS, CORRECTIONS, DEFAULT_COMPARE_METRICS, PAIRS, TABLE_COLUMNS, TESTS, ZERO_METHODS, _stats,
+    adjust_p_values, effect_size, paired_bootstrap_interval, paired_randomization_test, win_tie_loss,
 )
+from ._resampling import bootstrap_intervals, sign_flip_tests
 
 __all__ = [
     "compare",
@@ -72,6 +74,9 @@ def _check_options(test, correction, alpha, n_resamples, ci, confidence, tie_tol
     if zero_method not in ZERO_METHODS:
         raise EvalSuiteError(f"zero_method must be one of {', '.join(ZERO_METHODS)}", field="zero_method",
                              value=zero_method)
+    if correction == "westfall_young" and test != "permutation":
+        raise EvalSuiteError("the Westfall-Young correction resamples sign flips: it needs test='permutation'",
+                             field="correction", value=correction)
     if pairs not in PAIRS:
         raise EvalSuiteError("pairs must be 'baseline' (baseline vs each other system) or 'all' (every pair)",
                              field="pairs", value=pairs)
@@ -125,6 +130,26 @@ def _run_test(test: str, baseline_values: np.ndarray, system_values: np.ndarray,
         return float(_stats().wilcoxon(system_values, baseline_values, zero_method=zero_method).pvalue)
 
 
+def _tukey_p_values(pending, tables: dict[str, pd.DataFrame], order: list[str]) -> np.ndarray:
+    """Tukey's HSD p-value of every row: per metric one ``scipy.stats.tukey_hsd`` over all the
+    systems, on the queries where every system has a value (as ranx's ``stat_test="tukey"``)."""
+    results = {}
+    for metric, table in tables.items():
+        values = table[order].to_numpy(dtype=np.float64)
+        values = values[~np.isnan(values).any(axis=1)]
+        if values.shape[0] < 2:
+            raise EvalSuiteError(f"metric {metric!r}: Tukey's HSD needs at least two queries with a value in every "
+                                 f"system; {values.shape[0]} have one", field="metrics", value=metric)
+        if np.all(values == values[:, :1]):
+            results[metric] = np.ones((len(order), len(order)))  # no system differs on any query
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            results[metric] = np.asarray(_stats().tukey_hsd(*values.T).pvalue)
+    index = {s: i for i, s in enumerate(order)}
+    return np.array([min(1.0, float(results[job[0]][index[job[1]], index[job[2]]])) for job in pending])
+
+
 def compare_per_query(per_query: Mapping[str, pd.DataFrame], metrics: str | Sequence[str] | None = None, *,
                       baseline: str | None = None, pairs: str = "baseline", test: str = "permutation",
                       correction: str | None = "holm", alpha: float = 0.05, seed: int = 0,
@@ -146,12 +171,19 @@ def compare_per_query(per_query: Mapping[str, pd.DataFrame], metrics: str | Sequ
     pairs : {"baseline", "all"}
         Baseline vs each other system, or every pair (with the baseline first, then the
         systems in the given order; in each pair the earlier system is in ``baseline``).
-    test : {"permutation", "t-test", "wilcoxon"}
-        Two-sided paired test on the per-query values: :func:`paired_randomization_test`
-        (sign flips, seeded; equals ``scipy.stats.permutation_test``), ``scipy.stats.ttest_rel``,
-        or ``scipy.stats.wilcoxon`` (``method="auto"``, ``zero_method`` below).
-    correction : {"holm", "bonferroni", "fdr_bh", "none"} or None
+    test : {"permutation", "t-test", "wilcoxon", "tukey"}
+        Two-sided paired test on the per-query values: the randomisation test (sign flips shared
+        by all rows, seeded; ``scipy.stats.permutation_test``'s p-value, exactly so when all
+        ``2**n`` patterns are enumerated, within Monte Carlo error otherwise), ``scipy.stats.ttest_rel``,
+        ``scipy.stats.wilcoxon`` (``method="auto"``, ``zero_method`` below), or Tukey's HSD
+        (``scipy.stats.tukey_hsd`` over all the systems on the queries where all have a value,
+        as ranx's ``stat_test="tukey"``; not paired, and its p-values already cover every pair
+        of systems on a metric).
+    correction : {"holm", "bonferroni", "fdr_bh", "westfall_young", "none"} or None
         Multiple-comparison adjustment over every row of the report (all pairs x all metrics).
+        ``westfall_young`` (step-down max-T over the shared sign flips; Westfall & Young 1993,
+        recommended for correlated IR metrics by Boytsov et al., SIGIR 2013) needs
+        ``test="permutation"``.
     alpha : float in (0, 1)
         A row is ``significant`` when its adjusted p-value is <= alpha.
     seed : int >= 0
@@ -242,45 +274,41 @@ def compare_per_query(per_query: Mapping[str, pd.DataFrame], metrics: str | Sequ
                     f"systems {base!r} and {other!r} share no query id, so nothing can be paired "
                     f"({base!r} has ids such as {list(a.index[:3])}, {other!r} such as {list(b.index[:3])})",
                     field="query_id")
-            va = a.loc[common].to_numpy()
-            vb = b.loc[common].to_numpy()
+            # Aligned on the report's query ids (the union of every system's), NaN where undefined.
+            va = tables[metric][base].to_numpy(dtype=np.float64)
+            vb = tables[metric][other].to_numpy(dtype=np.float64)
             defined = ~(np.isnan(va) | np.isnan(vb))
-            va, vb = va[defined], vb[defined]
-            n = int(va.size)
+            n = int(np.count_nonzero(defined))
             if n < 2:
                 raise EvalSuiteError(
                     f"metric {metric!r}, {base!r} vs {other!r}: {n} queries have a value in both systems "
                     f"({len(common) - n} of {len(common)} shared queries are NaN in one of them); "
                     "a paired comparison needs at least two", field="metrics", value=metric)
-            pending.append((metric, base, other, va, vb, len(common) - n, len(a) + len(b) - 2 * len(common)))
+            pending.append((metric, base, other, va, vb, defined, len(common) - n, len(a) + len(b) - 2 * len(common)))
 
-    def resample(job):
-        metric, base, other, va, vb = job[:5]
-        d = vb - va
-        p_value = _run_test(test, va, vb, d, int(n_resamples), int(seed), zero_method)
-        if not math.isfinite(p_value):
-            raise EvalSuiteError(f"metric {metric!r}, {base!r} vs {other!r}: the {test} gave no p-value for "
-                                 f"these {d.size} differences", field="test", value=test)
-        return p_value, paired_bootstrap_interval(d, ci, confidence, int(n_resamples), int(seed))
-
-    # Rows are independent (each has its own generators), so they may run on several threads:
-    # numpy and scipy's resampling release the GIL, and the numbers do not depend on the order.
-    work = sum(job[3].size for job in pending) * int(n_resamples)
-    n_threads = min(len(pending), _thread_count()) if work >= _THREADED_WORK else 1
-    if n_threads > 1:
-        # Warning filters are process-wide: set them here, once, so that the workers' own
-        # catch_warnings blocks, interleaved, cannot leave a filter behind when this returns.
-        stats = _stats()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", stats.DegenerateDataWarning)
-            warnings.simplefilter("ignore", RuntimeWarning)
-            with ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="evalsuite-compare") as pool:
-                results = list(pool.map(resample, pending))
+    # One resampling pass for the whole report: the per-query differences of every row are the
+    # columns of one matrix (0 where a row is undefined), and the sign flips and the bootstrap's
+    # resampled queries are drawn once and applied to all of them (evalsuite._resampling).
+    D = np.column_stack([np.where(job[5], job[4] - job[3], 0.0) for job in pending])
+    M = np.column_stack([job[5] for job in pending])
+    wy = None
+    if test == "permutation":
+        p_values, wy = sign_flip_tests(D, M, int(n_resamples), int(seed), westfall_young=correction == "westfall_young")
+    elif test == "tukey":
+        p_values = _tukey_p_values(pending, tables, order)
     else:
-        results = [resample(job) for job in pending]
+        p_values = np.array([_run_test(test, job[3][job[5]], job[4][job[5]], D[job[5], k], int(n_resamples),
+                                       int(seed), zero_method) for k, job in enumerate(pending)])
+    for k, job in enumerate(pending):
+        if not math.isfinite(p_values[k]):
+            raise EvalSuiteError(f"metric {job[0]!r}, {job[1]!r} vs {job[2]!r}: the {test} gave no p-value for "
+                                 f"these {int(job[5].sum())} differences", field="test", value=test)
+    intervals = bootstrap_intervals(D, M, ci, confidence, int(n_resamples), int(seed))
 
     rows, notes = [], []
-    for (metric, base, other, va, vb, n_dropped, n_unpaired), (p_value, (low, high, note)) in zip(pending, results):
+    for k, ((metric, base, other, va, vb, defined, n_dropped, n_unpaired), (low, high, note)) in enumerate(
+            zip(pending, intervals)):
+        va, vb = va[defined], vb[defined]
         d = vb - va
         if note and "percentile" in note:
             notes.append(f"{metric}, {base} vs {other}: {note}")
@@ -288,12 +316,12 @@ def compare_per_query(per_query: Mapping[str, pd.DataFrame], metrics: str | Sequ
         rows.append({
             "metric": metric, "baseline": base, "system": other,
             "mean_baseline": float(np.mean(va)), "mean_system": float(np.mean(vb)), "diff": float(np.mean(d)),
-            "ci_low": low, "ci_high": high, "p_value": p_value, "effect_size": effect_size(d),
+            "ci_low": low, "ci_high": high, "p_value": float(p_values[k]), "effect_size": effect_size(d),
             "wins": wins, "ties": ties, "losses": losses, "n_queries": int(d.size),
             "n_dropped_nan": int(n_dropped), "n_unpaired": int(n_unpaired),
         })
     table = pd.DataFrame(rows)
-    table["p_adjusted"] = adjust_p_values(table["p_value"].to_numpy(), correction)
+    table["p_adjusted"] = wy if wy is not None else adjust_p_values(table["p_value"].to_numpy(), correction)
     table["significant"] = (table["p_adjusted"] <= alpha).astype(bool)
     table = table[list(TABLE_COLUMNS)]
     for col in ("metric", "baseline", "system"):
@@ -307,8 +335,9 @@ def compare_per_query(per_query: Mapping[str, pd.DataFrame], metrics: str | Sequ
         "alpha": alpha, "significance": "p_adjusted <= alpha",
         "seed": int(seed), "n_resamples": int(n_resamples),
         "ci": ci, "confidence": confidence,
-        "ci_description": f"{CI_METHODS[ci]} bootstrap interval (scipy.stats.bootstrap) of the mean per-query "
-                          "difference, queries resampled with replacement",
+        "ci_description": f"{CI_METHODS[ci]} bootstrap interval of the mean per-query difference, queries "
+                          "resampled with replacement (the resamples scipy.stats.bootstrap draws, shared by "
+                          "every row; scipy's interval arithmetic)",
         "tie_tolerance": tie_tolerance,
         "zero_method": zero_method, "zero_method_description": ZERO_METHODS[zero_method],
         "wilcoxon_method": "auto (scipy chooses the exact or the normal-approximation null distribution)",
@@ -319,7 +348,9 @@ def compare_per_query(per_query: Mapping[str, pd.DataFrame], metrics: str | Sequ
         "pairing": "by query id; queries NaN in either system are left out of that metric's comparison "
                    "(n_dropped_nan), as are queries present in only one system (n_unpaired)",
         "n_comparisons": len(table),
-        "rng": "each test and each interval uses its own numpy.random.default_rng(seed)",
+        "rng": "one resampling pass per report: sign flips from numpy.random.default_rng(seed), one per query "
+               "and resample, shared by every row's randomisation test; resampled query indices from "
+               "default_rng(seed), shared by every row's bootstrap over the same queries",
     }
     return ComparisonReport(table=table, per_query=tables, system_means=system_means, params=params, warnings=notes)
 

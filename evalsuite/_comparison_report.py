@@ -37,6 +37,29 @@ def _spreadsheet_safe(value: Any) -> Any:
     return defuse_formula(value) if isinstance(value, str) else value
 
 
+_CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "fdr_bh": "Benjamini-Hochberg",
+                     "westfall_young": "Westfall-Young", "none": "no correction"}
+
+
+def higher_is_better(metric: str) -> bool:
+    """Whether a larger value of ``metric`` is better: the registry's direction; latency and
+    time-to-first-token columns (``latency_ms``, ``latency_<stage>_ms``, ``ttft_ms``) are lower
+    is better; a name the registry does not know is taken as higher is better."""
+    name = str(metric)
+    if name.startswith(("latency", "ttft")):
+        return False
+    from .metric_names import metric_info
+
+    try:
+        return bool(metric_info(name).higher_is_better)
+    except (EvalSuiteError, KeyError, ValueError):
+        return True
+
+
+def _listing(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def _format_p(p: float, digits: int) -> str:
     floor = 10.0 ** -digits
     return f"<{floor:.{digits}f}" if p < floor else f"{p:.{digits}f}"
@@ -119,6 +142,91 @@ class ComparisonReport:
         """A copy of :attr:`table`."""
         return self.table.copy()
 
+    def _against_baseline(self) -> pd.DataFrame:
+        t = self.table
+        return t[t["baseline"] == self.params["baseline"]]
+
+    def regressions(self, metrics=None, significant_only: bool = True) -> pd.DataFrame:
+        """Rows where a system is worse than the baseline: the CI gate's question.
+
+        "Worse" follows each metric's direction (:func:`higher_is_better`: lower nDCG, higher
+        latency). Only comparisons with the baseline count (with ``pairs="all"`` the other pairs
+        are left out).
+
+        Parameters
+        ----------
+        metrics : sequence of str or None
+            Metrics to look at (None: all of the report's).
+        significant_only : bool
+            True: only rows that are ``significant`` (after correction); False: every row whose
+            mean difference points the wrong way, significant or not.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The matching rows of :attr:`table` (possibly empty).
+
+        Raises
+        ------
+        EvalSuiteError
+            A metric that is not in the report.
+        """
+        rows = self._against_baseline()
+        if metrics is not None:
+            unknown = [m for m in metrics if m not in self.metrics]
+            if unknown:
+                raise EvalSuiteError(f"metric {unknown[0]!r} is not in the comparison (its metrics: "
+                                     f"{', '.join(self.metrics)})", field="metrics", value=unknown[0])
+            rows = rows[rows["metric"].isin(list(metrics))]
+        worse = [(r.diff < 0) if higher_is_better(r.metric) else (r.diff > 0) for r in rows.itertuples(index=False)]
+        rows = rows[pd.Series(worse, index=rows.index, dtype=bool)] if len(rows) else rows
+        if significant_only:
+            rows = rows[rows["significant"]]
+        return rows.copy()
+
+    def verdict(self) -> str:
+        """One plain-language sentence: which systems are significantly better or worse than the
+        baseline, on which metrics, under which correction and alpha.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from evalsuite import compare_per_query
+        >>> ids = [f"q{i}" for i in range(8)]
+        >>> old = pd.DataFrame({"ndcg@10": [0.2] * 8, "mrr@10": [0.5] * 8}, index=ids)
+        >>> new = pd.DataFrame({"ndcg@10": [0.1] * 8, "mrr@10": [0.5, 1.0, 0.5, 0.0] * 2}, index=ids)
+        >>> compare_per_query({"BM25": old, "BM25L": new}, test="t-test").verdict()
+        'BM25L is significantly worse than BM25 on ndcg@10, and not significantly different on mrr@10 (t-test, Holm, alpha 0.05).'
+        """
+        p = self.params
+        rows = self._against_baseline()
+        setting = f"{p['test']}, {_CORRECTION_NAMES.get(p['correction'], p['correction'])}, alpha {p['alpha']:g}"
+        parts = []
+        for system in [s for s in self.systems if s != p["baseline"]]:
+            mine = rows[rows["system"] == system]
+            better, worse, same = [], [], []
+            for r in mine.itertuples(index=False):
+                up = (r.diff > 0) if higher_is_better(r.metric) else (r.diff < 0)
+                (same if not r.significant or r.diff == 0 else better if up else worse).append(str(r.metric))
+            n = len(mine)
+
+            def on(names):
+                if len(names) == n and n > 1:
+                    return "both metrics" if n == 2 else f"all {n} metrics"
+                return _listing(names)
+
+            clauses = []
+            if worse:
+                clauses.append(f"significantly worse than {p['baseline']} on {on(worse)}")
+            if better:
+                clauses.append(f"significantly better{'' if worse else ' than ' + str(p['baseline'])} on {on(better)}")
+            if same:
+                clauses.append(f"not significantly different {'on' if clauses else 'from ' + str(p['baseline']) + ' on'} "
+                               f"{on(same)}")
+            parts.append(f"{system} is " + ", and ".join(clauses) if len(clauses) <= 2 else
+                         f"{system} is " + ", ".join(clauses[:-1]) + ", and " + clauses[-1])
+        return "; ".join(parts) + f" ({setting})."
+
     def describe(self) -> list[str]:
         """The test, interval and correction in plain words, one line each."""
         p = self.params
@@ -194,66 +302,75 @@ class ComparisonReport:
         p = self.params
         n = self.table["n_queries"]
         queries = f"{int(n.iloc[0])} queries" if n.nunique() == 1 else f"{int(n.min())} to {int(n.max())} queries"
-        if p["pairs"] == "baseline":
-            marks = (rf"$^\dagger$ / $^\ddagger$: significantly higher / lower than the baseline "
-                     rf"({latex_escape(p['baseline'])})")
-        else:
-            marks = "a superscript letter: significantly higher than the system with that letter"
+        against = ("the baseline" if p["pairs"] == "baseline" else "the other systems")
+        marks = (f"The best mean per metric is in boldface. Superscripts name the systems (\\#) a mean is "
+                 f"significantly higher than; each system is compared with {against}")
         test = {
             "permutation": f"two-sided paired randomisation test ({p['n_resamples']:,} sign-flip resamples, seed {p['seed']})",
             "t-test": "two-sided paired t-test",
             "wilcoxon": f"two-sided Wilcoxon signed-rank test (zero\\_method={p['zero_method']})",
+            "tukey": "Tukey's HSD test",
         }[p["test"]]
         correction = {
             "holm": "Holm-adjusted", "bonferroni": "Bonferroni-adjusted", "fdr_bh": "Benjamini-Hochberg-adjusted",
-            "none": "not adjusted",
+            "westfall_young": "Westfall-Young max-T-adjusted", "none": "not adjusted",
         }[p["correction"]]
-        return (f"Mean per system over {queries}. {marks}; {test}, p-values {correction} over "
+        return (f"Mean per system over {queries}. {marks}: {test}, p-values {correction} over "
                 f"{p['n_comparisons']} comparisons, $\\alpha = {p['alpha']}$.")
 
     def to_latex(self, digits: int = 4, caption: str | None = None, label: str | None = "tab:comparison") -> str:
-        """A booktabs table: systems as rows, metrics as columns, means with significance marks.
+        """One booktabs table in ranx's paper style: a letter per system, means with superscripts.
 
-        With ``pairs="baseline"``, ``$^\\dagger$`` marks a mean significantly higher than the
-        baseline's and ``$^\\ddagger$`` one significantly lower (after correction). With
-        ``pairs="all"`` each system gets a letter and a mean carries the letters of the systems it
-        is significantly higher than (ranx's layout). The caption names the test, the correction
+        Systems are rows (with a letter in the ``\\#`` column: a, b, c ... in report order, the
+        baseline first) and metrics columns. A mean carries as superscript the letters of the
+        systems it is significantly higher than (``significant`` after correction), and
+        ``\\hphantom`` of the other letters so that the numbers stay aligned; the best mean of
+        each metric (at the printed precision) is in boldface. With ``pairs="baseline"`` only the
+        comparisons with the baseline are made, so only the baseline's letter (or, on the
+        baseline, the letters of the systems it beats) can appear. This is the layout of ranx's
+        ``Report.to_latex`` (Bassani, ECIR 2022), with a caption naming the test, the correction
         and alpha (pass ``caption`` to replace it; it is used as given, not escaped). System and
         metric names are escaped. Needs ``\\usepackage{booktabs}``.
+
+        Raises
+        ------
+        EvalSuiteError
+            More than 26 systems (they are lettered a..z).
         """
         p = self.params
         systems, metrics = p["systems"], p["metrics"]
-        letters = {s: chr(ord("a") + i) for i, s in enumerate(systems)} if len(systems) <= 26 else None
-        if p["pairs"] == "all" and letters is None:
+        if len(systems) > 26:
             raise EvalSuiteError("to_latex labels systems a..z; more than 26 systems cannot be marked", field="systems",
                                  value=len(systems))
-        marks: dict[tuple[str, str], list[str]] = {}
+        letters = {s: chr(ord("a") + i) for i, s in enumerate(systems)}
+        marks: dict[tuple[str, str], set[str]] = {}
         for r in self.table[self.table["significant"]].itertuples(index=False):
-            if p["pairs"] == "baseline":
-                marks[(r.system, r.metric)] = [r"\dagger" if r.diff > 0 else r"\ddagger"]
-            else:
-                higher, lower = (r.system, r.baseline) if r.diff > 0 else (r.baseline, r.system)
-                marks.setdefault((higher, r.metric), []).append(letters[lower])
-        show_letters = p["pairs"] == "all"
-        cols = "l" + ("c" if show_letters else "") + "r" * len(metrics)
-        header = ["System"] + (["\\#"] if show_letters else []) + [latex_escape(m) for m in metrics]
+            if r.diff == 0:
+                continue
+            higher, lower = (r.system, r.baseline) if r.diff > 0 else (r.baseline, r.system)
+            marks.setdefault((str(higher), str(r.metric)), set()).add(letters[str(lower)])
+        rounded = self.system_means.round(digits)
+        best = {m: rounded[m].max() for m in metrics}
+        cols = "cl|" + "r" * len(metrics)
+        header = [r"\textbf{\#}", r"\textbf{System}"] + [rf"\textbf{{{latex_escape(m)}}}" for m in metrics]
         lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{caption if caption is not None else self._caption()}}}"]
         if label:
             lines.append(rf"\label{{{label}}}")
         lines += [rf"\begin{{tabular}}{{{cols}}}", r"\toprule", " & ".join(header) + r" \\", r"\midrule"]
         for system in systems:
             name = latex_escape(system) + (" (baseline)" if p["pairs"] == "baseline" and system == p["baseline"] else "")
-            cells = [name] + ([letters[system]] if show_letters else [])
+            cells = [letters[system], name]
+            others = [letters[s] for s in systems if s != system]
             for metric in metrics:
-                value = self.system_means.loc[system, metric]
-                mark = marks.get((system, metric))
-                if mark:
-                    sup = ",".join(sorted(mark)) if show_letters else mark[0]
-                    cells.append(f"{value:.{digits}f}$^{{{sup}}}$")
-                else:
-                    cells.append(f"{value:.{digits}f}")
+                value = f"{self.system_means.loc[system, metric]:.{digits}f}"
+                if rounded.loc[system, metric] == best[metric]:
+                    value = rf"\textbf{{{value}}}"
+                shown = sorted(marks.get((system, metric), set()))
+                hidden = [x for x in others if x not in shown]
+                cell = value + (f"$^{{{''.join(shown)}}}$" if shown else "")
+                if hidden:
+                    cell += rf"\hphantom{{$^{{{''.join(hidden)}}}$}}"
+                cells.append(cell)
             lines.append(" & ".join(cells) + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
         return "\n".join(lines) + "\n"
-
-

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-import os
 import warnings
 
 import numpy as np
@@ -28,11 +27,17 @@ TESTS = {
                    "statistic: mean difference; Fisher 1935, as recommended for IR by Smucker et al. 2007)",
     "t-test": "two-sided paired Student's t-test (scipy.stats.ttest_rel)",
     "wilcoxon": "two-sided Wilcoxon signed-rank test (scipy.stats.wilcoxon)",
+    "tukey": "Tukey's honestly significant difference test over all the systems compared on a metric "
+             "(scipy.stats.tukey_hsd, what ranx's stat_test=\"tukey\" runs; unpaired, its p-values already account "
+             "for every pair of systems on that metric)",
 }
 CORRECTIONS = {
     "holm": "Holm (1979) step-down, controls the family-wise error rate",
     "bonferroni": "Bonferroni, controls the family-wise error rate",
     "fdr_bh": "Benjamini-Hochberg (1995), controls the false discovery rate",
+    "westfall_young": "Westfall-Young (1993) step-down max-T over the shared sign-flip resamples, controls the "
+                      "family-wise error rate while accounting for correlated metrics and systems (Boytsov et al., "
+                      "SIGIR 2013; Carterette, TOIS 2012)",
     "none": "no correction: each p-value is used as it is",
 }
 CI_METHODS = {"bca": "BCa", "percentile": "percentile"}
@@ -50,10 +55,6 @@ TABLE_COLUMNS = (
     "n_dropped_nan", "n_unpaired",
 )
 
-# Below this many resampled values in a report (queries x resamples, summed over rows), threads
-# cost more than they save.
-_THREADED_WORK = 20_000_000
-
 # Resampling works in blocks of at most this many float64 values (about 32 MB per array), so a
 # 7,000-query comparison with 10,000 resamples never holds a 70-million-element matrix.
 _BLOCK_ELEMENTS = 4_000_000
@@ -65,13 +66,6 @@ def _stats():
     import scipy.stats
 
     return scipy.stats
-
-
-def _thread_count() -> int:
-    try:
-        return max(1, min(8, len(os.sched_getaffinity(0))))
-    except AttributeError:  # not on Linux
-        return max(1, min(8, os.cpu_count() or 1))
 
 
 def _rng_kwargs(seed: int) -> dict[str, np.random.Generator]:
@@ -100,7 +94,9 @@ def paired_randomization_test(differences, n_resamples: int = 10_000, seed: int 
     the exact test over all sign patterns when ``2**n <= n_resamples``, otherwise
     ``n_resamples`` random patterns, with scipy's p-value ``(count + 1) / (n_resamples + 1)``
     per tail (Phipson & Smyth 2010), two-sided. scipy's sign flips cost about 10 s for 7,000
-    queries and 10,000 resamples on one core; rows of a report run on a thread pool.
+    queries and 10,000 resamples on one core, which is why :func:`evalsuite.compare` draws its
+    resamples once for the whole report instead (``evalsuite._resampling``); this function is the
+    single-row reference.
 
     Parameters
     ----------
@@ -198,6 +194,7 @@ def adjust_p_values(p_values, method: str = "holm") -> np.ndarray:
     p_values : array-like of float, shape (m,)
         Unadjusted p-values in [0, 1].
     method : {"holm", "bonferroni", "fdr_bh", "none"}
+        (``westfall_young`` is computed from the resamples by :func:`evalsuite.compare`.)
         ``holm``: step-down, ``p_(i) * (m - i + 1)`` made monotone by a running maximum
         (1-based rank i in ascending order); ``bonferroni``: ``p * m``; ``fdr_bh``:
         Benjamini-Hochberg via ``scipy.stats.false_discovery_control``; ``none``: unchanged.
@@ -218,6 +215,10 @@ def adjust_p_values(p_values, method: str = "holm") -> np.ndarray:
         raise EvalSuiteError(f"correction must be one of {', '.join(CORRECTIONS)}", field="correction", value=method)
     if p.ndim != 1 or np.any(np.isnan(p)) or np.any((p < 0) | (p > 1)):
         raise EvalSuiteError("p-values must be a one-dimensional array of numbers in [0, 1]", field="p_values")
+    if method == "westfall_young":
+        raise EvalSuiteError("the Westfall-Young correction needs the resampled statistics, not only p-values: "
+                             "use compare(..., test='permutation', correction='westfall_young')", field="correction",
+                             value=method)
     m = p.size
     if m == 0 or method == "none":
         return p.copy()

@@ -1,4 +1,5 @@
-"""Command line: ``python -m evalsuite QRELS RUN [-m METRIC ...] [-q] [--format table|csv|json]``.
+"""Command line: ``python -m evalsuite QRELS RUN [-m METRIC ...] [-q] [--format table|csv|json]``;
+``python -m evalsuite compare QRELS BASELINE RUN... [--fail-on ...]`` compares runs (a CI gate).
 
 The table format is trec_eval's (``measure<TAB>query|all<TAB>value``, 4 decimals), so its
 output can be diffed against trec_eval's for the same measures. The CSV format is written by
@@ -240,7 +241,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the process exit code (0 ok, 2 bad input)."""
+    """Entry point; returns the process exit code (0 ok, 2 bad input; ``compare``: 1 a regression).
+
+    ``evalsuite compare QRELS BASELINE RUN...`` is the comparison gate (:mod:`evalsuite._compare_cli`);
+    a qrels file literally named ``compare`` is given as ``./compare``.
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "compare":
+        from ._compare_cli import main as compare_main
+
+        return compare_main(argv[1:])
     args = build_parser().parse_args(argv)
     rel_level = int(args.rel_level) if float(args.rel_level).is_integer() else args.rel_level
     try:

@@ -1,5 +1,7 @@
-"""Compare page: two systems side by side: the comparison report per metric, per-query
-differences, A against B, the two ranked lists of one query, failure mix and latency."""
+"""Compare page: a baseline and any number of systems. Above the table, a one-line verdict.
+Two systems: the comparison report per metric, per-query differences, A against B, the two ranked
+lists of one query, failure mix and latency. More: a systems x metrics table with significance
+marks and a per-query heat-map (queries x systems, sorted by difference from the baseline)."""
 
 from __future__ import annotations
 
@@ -20,11 +22,12 @@ from evalsuite import display
 LIST_COLUMNS = ("rank", "doc_id", "label", "title", "score")
 
 
-def _pick_pair(systems: list[str]) -> tuple[str, str] | None:
+def _pick_systems(systems: list[str]) -> tuple[str, ...] | None:
+    """The baseline (A), the system compared with it (B) and any more systems, baseline first."""
     if len(systems) < 2:
         ui.no_data(f"Comparing needs two systems; this session has {len(systems)}.")
         return None
-    left, right = st.columns(2)
+    left, middle, right = st.columns(3)
     # A's default is the first system other than the one the URL asks for as B, so a link whose A
     # is gone (renamed, tampered) still opens on two different systems.
     asked_b = st.query_params.get("compare_b")
@@ -33,11 +36,15 @@ def _pick_pair(systems: list[str]) -> tuple[str, str] | None:
     # B's default is the first system other than A, so a link whose systems are gone (or name
     # only A) still opens on two different systems.
     b = ui.pick("System B", systems, index=next(i for i, s in enumerate(systems) if s != a), key="compare_b",
-                container=right)
+                container=middle)
     if a == b:
         st.warning("Pick two different systems.")
         return None
-    return a, b
+    # More systems against the same baseline; every system is an option, so changing A or B never
+    # invalidates the choice (A and B themselves are left out below).
+    more = ui.bound(right.multiselect, "Also compare with A", systems, default=[], key="compare_more",
+                    placeholder="more systems (optional)")
+    return (a, b, *[s for s in more if s not in (a, b)])
 
 
 def _options() -> tuple[str, str, float]:
@@ -49,28 +56,72 @@ def _options() -> tuple[str, str, float]:
     return test, correction, float(alpha)
 
 
-def _report_table(report, names: tuple[str, str]) -> None:
-    st.subheader(f"{ui.plain(names[1])} against {ui.plain(names[0])}")
-    table = report.table
-    shown = ["metric", "mean_baseline", "mean_system", "diff", "ci_low", "ci_high", "p_value", "p_adjusted",
-             "significant", "effect_size", "wins", "ties", "losses", "n_queries", "n_dropped_nan"]
-    col_a, col_b = display.difference_columns(*names)
-    st.dataframe(table, hide_index=True, width="stretch", column_order=[c for c in shown if c in table], column_config={
-        "mean_baseline": st.column_config.NumberColumn(col_a, format="%.4f"),
-        "mean_system": st.column_config.NumberColumn(col_b, format="%.4f"),
-        **{c: st.column_config.NumberColumn(c, format="%.4f")
-           for c in ("diff", "ci_low", "ci_high", "effect_size")},
-        **{c: st.column_config.NumberColumn(c, format="%.3g") for c in ("p_value", "p_adjusted")}})
-    st.caption("  \n".join(ui.plain(str(d)) for d in report.describe()))  # one line each: test, interval, correction
+PAIRS = {"each system against A": "baseline", "every pair": "all"}
+
+
+def _pairs(systems: tuple[str, ...]) -> str:
+    """Which comparisons to make: each system against the baseline, or (three systems or more)
+    every pair."""
+    if len(systems) < 3:
+        return "baseline"
+    choice = ui.bound(st.radio, "Compare", list(PAIRS), horizontal=True, key="compare_pairs")
+    return PAIRS[choice]
+
+
+def _verdict(report) -> None:
+    """The report in one plain sentence, above the table."""
+    st.markdown(f"**{ui.plain(report.verdict())}**")
+
+
+def _downloads(report, names: tuple[str, ...]) -> None:
+    stem = "_".join(names[:2]) + (f"_and_{len(names) - 2}_more" if len(names) > 2 else "")
     left, right = st.columns(2)
     with left:
-        ui.download_csv(table, f"compare_{names[0]}_{names[1]}.csv", key="compare_csv")
+        ui.download_csv(report.table, f"compare_{stem}.csv", key="compare_csv")
     with right:
-        st.download_button("Download LaTeX", data=report.to_latex().encode("utf-8"),
-                           file_name=f"compare_{names[0]}_{names[1]}.tex", mime="text/x-tex", key="compare_latex",
-                           icon=":material/download:", on_click="ignore")
+        st.download_button("Download LaTeX", data=report.to_latex().encode("utf-8"), file_name=f"compare_{stem}.tex",
+                           mime="text/x-tex", key="compare_latex", icon=":material/download:", on_click="ignore")
+
+
+def _report_table(report, names: tuple[str, ...]) -> None:
+    """One row per metric and system: 12 narrow columns that fit the page (the CSV has them all)."""
+    if len(names) == 2:
+        st.subheader(f"{ui.plain(names[1])} against {ui.plain(names[0])}")
+    rows = display.comparison_rows(report)
+    all_pairs = report.params["pairs"] == "all"
+    order = [c for c in rows.columns if (c != "baseline" or all_pairs) and (c != "system" or len(names) > 2)]
+    col_a, col_b = display.difference_columns(*names[:2]) if len(names) == 2 else ("mean A", "mean B")
+    number = st.column_config.NumberColumn
+    st.dataframe(rows, hide_index=True, width="stretch", column_order=order, column_config={
+        "metric": st.column_config.TextColumn("metric", width="small"),
+        "mean baseline": number(col_a, format="%.4f", width="small"),
+        "mean system": number(col_b, format="%.4f", width="small"),
+        "diff": number("diff", format="%+.4f", width="small", help="system - baseline"),
+        "p": number("p", format="%.3g", width="small"), "p adj": number("p adj", format="%.3g", width="small"),
+        "sig": st.column_config.TextColumn("sig", width="small", help="* : p adj <= alpha"),
+        "effect": number("effect", format="%+.3f", width="small", help="Cohen's d of the differences"),
+        "W/T/L": st.column_config.TextColumn("W/T/L", width="small", help="queries higher / tied / lower"),
+        "n": number("n", format="%d", width="small", help="queries compared")})
+    st.caption("  \n".join(ui.plain(str(d)) for d in report.describe()))  # one line each: test, interval, correction
+    _downloads(report, names)
+    dropped = report.table[(report.table["n_dropped_nan"] > 0) | (report.table["n_unpaired"] > 0)]
+    for r in dropped.itertuples(index=False):
+        st.text(f"{r.metric}, {r.system}: {r.n_dropped_nan} queries left out as undefined, {r.n_unpaired} unpaired")
     for warning in report.warnings:
         st.text(warning)
+
+
+def _many_systems(report) -> None:
+    """Systems x metrics with significance marks, then the per-query heat-map of one metric."""
+    st.subheader("Systems x metrics")
+    st.dataframe(display.systems_by_metrics(report), width="stretch")
+    st.caption("▲ significantly better than the baseline, ▼ significantly worse (after correction); no mark: not "
+               "significant. Every comparison is below, one row per metric and system.")
+    _report_table(report, tuple(report.systems))
+    metric = ui.pick("Heat-map metric", report.metrics, key="compare_heat_metric")
+    diff = display.differences_from_baseline(report, metric)
+    ui.chart(display.difference_heatmap(diff, metric, report.params["baseline"]), key="compare_heatmap")
+    ui.download_csv(diff.reset_index(), f"per_query_diff_{metric}.csv", key="compare_heat_csv")
 
 
 def _differences(report, names: tuple[str, str]) -> list[str]:
@@ -109,8 +160,14 @@ def _ranked_lists(runs: dict, qrels, names: tuple[str, str], queries: list[str])
     for column, name, ranked in zip(columns, names, lists):
         with column:
             st.text(f"{name}: top {len(ranked)} of query {query}")
+            # Widths in pixels so that both lists fit side by side without a sideways scroll (the
+            # title is cut; the CSV below has it whole).
             st.dataframe(ranked, hide_index=True, width="stretch", height=420, column_order=LIST_COLUMNS,
-                         column_config={"score": st.column_config.NumberColumn("score", format="%.3f")})
+                         column_config={"rank": st.column_config.NumberColumn("rank", width=45),
+                                        "doc_id": st.column_config.TextColumn("doc_id", width=70),
+                                        "label": st.column_config.TextColumn("label", width=90),
+                                        "title": st.column_config.TextColumn("title", width=170),
+                                        "score": st.column_config.NumberColumn("score", format="%.3f", width=60)})
     both = display.side_by_side_lists(lists[0], lists[1], names)
     ui.download_csv(both, f"ranked_lists_{query}.csv", key="compare_lists_csv")
 
@@ -149,19 +206,27 @@ def _operations(names: tuple[str, str]) -> None:
             ui.download_csv(latency, "compare_latency.csv", key="compare_latency_csv")
 
 
-def _compare_and_show(source: str, pair: tuple[str, str], metrics, settings: tuple, compute):
-    """Run ``compute`` (a cached comparison) under a spinner, remember it for the report, show its
-    table and per-query differences; returns the queries listed, or None after an error message."""
+def _compare_and_show(source: str, systems: tuple[str, ...], metrics, settings: tuple, compute,
+                      pairs: str = "baseline"):
+    """Run ``compute`` (a cached comparison) under a spinner, remember it for the report, show the
+    verdict and the tables: for two systems the two-system views (returns the queries listed), for
+    more the many-systems views (returns an empty list); None after an error message."""
     test, correction, alpha = settings
     try:
-        with st.spinner(f"Comparing {ui.plain(pair[1])} with {ui.plain(pair[0])} ({test} test)"):
+        others = ", ".join(ui.plain(s) for s in systems[1:])
+        with st.spinner(f"Comparing {others} with {ui.plain(systems[0])} ({test} test)"):
             report = compute()
     except Exception as exc:
         ui.show_error(exc)
         return None
-    export.remember_comparison(export.Comparison(source, pair, tuple(metrics), test, correction, alpha))
-    _report_table(report, pair)
-    return _differences(report, pair)
+    export.remember_comparison(export.Comparison(source, tuple(systems), tuple(metrics), test, correction, alpha,
+                                                 pairs))
+    _verdict(report)
+    if len(systems) > 2:
+        _many_systems(report)
+        return []
+    _report_table(report, systems)
+    return _differences(report, systems)
 
 
 def _runs_view() -> None:
@@ -169,23 +234,24 @@ def _runs_view() -> None:
     if qrels is None:
         ui.no_data("No qrels loaded.")
         return
-    pair = _pick_pair(list(runs))
-    if pair is None:
+    systems = _pick_systems(list(runs))
+    if systems is None:
         return
     metrics = ui.bound(st.multiselect, "Metrics", COMPARE_RUN_METRICS, default=list(COMPARE_DEFAULT_RUN_METRICS),
                        key="compare_metrics")
+    pairs = _pairs(systems)
     test, correction, alpha = _options()
     if not metrics:
         st.info("Choose at least one metric.")
         return
-    queries = _compare_and_show("runs", pair, metrics, (test, correction, alpha), lambda: loaders.compare_runs(
-        qrels_file.digest, tuple((n, runs[n][0].digest) for n in pair), tuple(metrics), test, correction, alpha,
-        ui.rel_level(), qrels, {n: runs[n][1] for n in pair}))
-    if queries is None:
+    queries = _compare_and_show("runs", systems, metrics, (test, correction, alpha), lambda: loaders.compare_runs(
+        qrels_file.digest, tuple((n, runs[n][0].digest) for n in systems), tuple(metrics), test, correction, alpha,
+        ui.rel_level(), qrels, {n: runs[n][1] for n in systems}, pairs), pairs)
+    if queries is None or len(systems) > 2:
         return
-    _ranked_lists({n: runs[n][1] for n in pair}, qrels, pair, queries)
-    trec_views.pr_curve_for(pair, key="compare_pr")  # A and B's 11-point precision-recall curves
-    _operations(pair)
+    _ranked_lists({n: runs[n][1] for n in systems}, qrels, systems, queries)
+    trec_views.pr_curve_for(systems, key="compare_pr")  # A and B's 11-point precision-recall curves
+    _operations(systems)
 
 
 def _records_view() -> None:
@@ -193,16 +259,18 @@ def _records_view() -> None:
     if loaded is None:
         return
     records, report = loaded
-    pair = _pick_pair(report.systems)
+    pair = _pick_systems(report.systems)
     if pair is None:
         return
     per_system = loaders.records_per_system(report, pair)
     available = [m for m in ui.record_metrics(report) if all(per_system[n][m].notna().any() for n in pair)]
     if not available:
-        st.warning(f"{ui.plain(pair[0])} and {ui.plain(pair[1])} share no quality metric with values (their records have different fields).")
+        st.warning(f"{', '.join(ui.plain(n) for n in pair)} share no quality metric with values (their records "
+                   "have different fields).")
         return
     metrics = ui.bound(st.multiselect, "Metrics", available, default=available[:COMPARE_DEFAULT_RECORD_METRICS],
                        key="compare_record_metrics")
+    pairs = _pairs(pair)
     test, correction, alpha = _options()
     if not metrics:
         st.info("Choose at least one metric.")
@@ -210,10 +278,11 @@ def _records_view() -> None:
     digests = tuple(f.digest for f in session.record_files())
     # Keyed by everything that defines the numbers: the files, k, rel_level, systems, settings.
     queries = _compare_and_show("records", pair, metrics, (test, correction, alpha), lambda: loaders.compare_records(
-        digests, RECORDS_K, ui.rel_level(), pair, tuple(metrics), test, correction, alpha, report))
-    from dashboard import failure_mix  # issue 15: how the failure mix shifts between the two systems
-    failure_mix.show(report, pair)
-    if queries is None:
+        digests, RECORDS_K, ui.rel_level(), pair, tuple(metrics), test, correction, alpha, report, pairs), pairs)
+    if len(pair) == 2:
+        from dashboard import failure_mix  # how the failure mix shifts between the two systems
+        failure_mix.show(report, pair)
+    if queries is None or len(pair) > 2:
         return
     if queries:
         st.subheader("One request, both systems")

@@ -60,9 +60,19 @@ def aligned(base, other, metric):
 # ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("n", [5, 13, 14, 40, 225])
+def mc_tolerance(p, *n_resamples, z=5.0):
+    """z standard deviations of the difference of independent Monte Carlo estimates of a two-sided
+    p-value ``2 * min(tail)`` from ``n_resamples`` sign patterns each: the tail is a binomial share
+    with standard error sqrt(q (1 - q) / B), q = p / 2, doubled. z = 5: a false failure about
+    once in 1.7 million checks."""
+    q = min(max(p / 2, 1.0 / max(n_resamples)), 0.5)
+    return z * math.sqrt(sum(4 * q * (1 - q) / b for b in n_resamples)) + 2.0 / min(n_resamples)
+
+
+@pytest.mark.parametrize("n", [5, 12])
 @pytest.mark.parametrize("seed", [0, 3])
-def test_permutation_p_values_equal_scipy_permutation_test(n, seed):
+def test_exact_sign_flip_test_equals_scipy_exactly(n, seed):
+    # 2**12 = 4,096 <= 5,000 resamples: both enumerate every sign pattern, so the p-values are equal.
     base, other = two_systems(n=n, seed=n + seed)
     report = compare_per_query({"a": base, "b": other}, test="permutation", seed=seed, n_resamples=5_000,
                                correction="none")
@@ -70,6 +80,24 @@ def test_permutation_p_values_equal_scipy_permutation_test(n, seed):
         a, b = aligned(base, other, row.metric)
         assert row.p_value == scipy_sign_flip(b - a, 5_000, seed), (row.metric, n, seed)
         assert row.n_queries == n
+
+
+@pytest.mark.parametrize("n", [13, 14, 40, 225])
+@pytest.mark.parametrize("seed", [0, 3])
+def test_shared_sign_flips_agree_with_scipy_within_monte_carlo_error(n, seed):
+    # The shared pass draws its own sign patterns, so it agrees with scipy's within Monte Carlo
+    # error; n = 13 and 14 are also checked against the exact p-value (all 2**n patterns).
+    base, other = two_systems(n=n, seed=n + seed)
+    report = compare_per_query({"a": base, "b": other}, test="permutation", seed=seed, n_resamples=5_000,
+                               correction="none")
+    for row in report.table.itertuples():
+        a, b = aligned(base, other, row.metric)
+        theirs = scipy_sign_flip(b - a, 20_000, seed + 100)
+        assert abs(row.p_value - theirs) <= mc_tolerance(theirs, 5_000, 20_000), (row.metric, row.p_value, theirs)
+        if n <= 14:
+            exact = scipy_sign_flip(b - a, 2 ** n, 0)
+            assert abs(row.p_value - exact) <= mc_tolerance(exact, 5_000), (row.metric, row.p_value, exact)
+    assert mc_tolerance(0.18, 5_000, 20_000) < 0.06  # the tolerance is not so wide that it cannot fail
 
 
 def test_t_test_and_wilcoxon_equal_scipy_on_the_same_vectors():
@@ -96,7 +124,9 @@ def test_interval_equals_scipy_bootstrap_on_the_differences(ci):
         res = scipy.stats.bootstrap((b - a,), mean_statistic, n_resamples=3_000, confidence_level=0.9,
                                     method={"bca": "BCa", "percentile": "percentile"}[ci],
                                     rng=np.random.default_rng(4))
-        assert (row.ci_low, row.ci_high) == (res.confidence_interval.low, res.confidence_interval.high)
+        # Same resampled indices (same seed, same batch), means by a matrix product: equal to rounding.
+        assert row.ci_low == pytest.approx(res.confidence_interval.low, rel=1e-12, abs=1e-15)
+        assert row.ci_high == pytest.approx(res.confidence_interval.high, rel=1e-12, abs=1e-15)
         assert row.ci_low < row.diff < row.ci_high
 
 
@@ -361,7 +391,8 @@ def test_cranfield_default_comparison_is_reproducible(cranfield_runs):
     for row in first.table.itertuples():
         values = first.per_query[row.metric]
         d = (values["bm25l"] - values["bm25"]).to_numpy()
-        assert row.p_value == scipy_sign_flip(d, 10_000, 0)
+        theirs = scipy_sign_flip(d, 10_000, 0)
+        assert abs(row.p_value - theirs) <= mc_tolerance(theirs, 10_000, 10_000)
         assert row.ci_low <= row.diff <= row.ci_high
 
 
@@ -421,24 +452,89 @@ def test_latex_booktabs_caption_markers_and_escaping():
     worse = base - 0.2
     systems = {"bm_25": base, "dense & co": better, "50%#sys": worse}
     latex = compare_per_query(systems, correction="bonferroni", alpha=0.01, n_resamples=2_000).to_latex()
-    for piece in (r"\toprule", r"\midrule", r"\bottomrule", r"\begin{tabular}{lrr}", r"\caption{",
+    for piece in (r"\toprule", r"\midrule", r"\bottomrule", r"\begin{tabular}{cl|rr}", r"\caption{",
                   "paired randomisation test", "Bonferroni-adjusted", r"$\alpha = 0.01$", "4 comparisons",
                   r"bm\_25 (baseline)", r"dense \& co", r"50\%\#sys", r"hit\_rate@10"):
         assert piece in latex, piece
     assert "bm_25" not in latex and "dense & co" not in latex
     lines = latex.splitlines()
-    dense = next(line for line in lines if line.startswith(r"dense \& co"))
-    worse_line = next(line for line in lines if line.startswith(r"50\%"))
-    assert dense.count(r"$^{\dagger}$") == 1 and r"\ddagger" not in dense  # hit_rate up; ndcg about the same
-    assert worse_line.count(r"$^{\ddagger}$") == 2 and r"\dagger$" not in worse_line
-    assert latex.count(" & ") >= 3 * 2
+    # ranx's layout: "# & System & metrics", a letter per system (baseline a), superscripts name the
+    # systems a mean is significantly higher than, \hphantom keeps the others' room, best in bold.
+    assert r"\textbf{\#} & \textbf{System} & \textbf{hit\_rate@10} & \textbf{ndcg@10} \\" in lines
+    base_line = next(line for line in lines if line.startswith(r"a & bm\_25"))
+    dense = next(line for line in lines if line.startswith(r"b & dense \& co"))
+    worse_line = next(line for line in lines if line.startswith(r"c & 50\%"))
+    # hit_rate: dense (b) > baseline (a) > worse (c), all significant; ndcg: b about a, a > c.
+    assert dense.split(" & ")[2] == r"\textbf{0.7053}$^{a}$\hphantom{$^{c}$}"
+    assert "$^{" not in dense.split(" & ")[3].replace(r"\hphantom{$^{ac}$}", "")
+    assert base_line.count(r"$^{c}$\hphantom{$^{b}$}") == 2
+    assert "$^{" not in worse_line.replace(r"\hphantom{$^{ab}$}", "")
+    assert "higher than; each system is compared with the baseline" in latex
 
     all_pairs = compare_per_query(systems, pairs="all", test="t-test").to_latex()
-    better_line = next(line for line in all_pairs.splitlines() if line.startswith(r"dense \& co"))
-    assert r"$^{a,c}$" in better_line and "System & \\# &" in all_pairs
+    better_line = next(line for line in all_pairs.splitlines() if line.startswith(r"b & dense \& co"))
+    assert r"\textbf{0.7053}$^{ac}$ &" in better_line  # higher than a and c on hit_rate: no phantom left
     assert "two-sided paired t-test" in all_pairs and "Holm-adjusted" in all_pairs
     assert latex_escape("a_b&c%d$e#f{g}h~i^j\\k") == (
         r"a\_b\&c\%d\$e\#f\{g\}h\textasciitilde{}i\textasciicircum{}j\textbackslash{}k")
+
+
+@pytest.fixture(scope="module")
+def three_cranfield_runs(tmp_path_factory):
+    """BM25, BM25L and a third run: BM25L's ranking on every third query, BM25's elsewhere (its
+    per-query values are theirs, on which ranx and EvalSuite agree to the last digit)."""
+    path = tmp_path_factory.mktemp("runs") / "run_mixed.trec"
+    lines = [line for name, keep in (("bm25", 1), ("bm25l", 0))
+             for line in (CRANFIELD / f"run_{name}.trec").read_text().splitlines()
+             if (int(line.split()[0]) % 3 != 0) == keep]
+    path.write_text("\n".join(lines) + "\n")
+    return {"bm25": CRANFIELD / "run_bm25.trec", "bm25l": CRANFIELD / "run_bm25l.trec", "mixed": path}
+
+
+@pytest.mark.parametrize("test,stat_test", [("t-test", "student"), ("tukey", "tukey")])
+def test_many_systems_equal_ranx_compare(three_cranfield_runs, test, stat_test):
+    ranx = pytest.importorskip("ranx")
+    qrels_path = CRANFIELD / "qrels.trec"
+    metrics = ["map", "ndcg@10", "recall@100"]
+    report = compare(qrels_path, three_cranfield_runs, metrics, pairs="all", test=test, correction="none")
+    assert len(report.table) == 3 * 3 and report.systems == ["bm25", "bm25l", "mixed"]
+    r_qrels = ranx.Qrels.from_file(str(qrels_path), kind="trec")
+    r_runs = []
+    for name, path in three_cranfield_runs.items():
+        run = ranx.Run.from_file(str(path), kind="trec")
+        run.name = name
+        r_runs.append(run)
+    theirs = ranx.compare(r_qrels, r_runs, metrics=metrics, stat_test=stat_test, max_p=0.05)
+    for row in report.table.itertuples():
+        expected = theirs.comparisons[(row.baseline, row.system)][row.metric]["p_value"]
+        assert row.p_value == pytest.approx(expected, rel=1e-9, abs=1e-15), (row.metric, row.baseline, row.system)
+        assert row.mean_system == pytest.approx(theirs.results[row.system][row.metric], abs=1e-12)
+    if test == "tukey":  # scipy's Tukey HSD on the same per-query values
+        for metric in metrics:
+            values = report.per_query[metric]
+            direct = scipy.stats.tukey_hsd(*(values[s].to_numpy() for s in report.systems)).pvalue
+            rows = report.table[report.table["metric"] == metric]
+            for row in rows.itertuples():
+                i, j = report.systems.index(row.baseline), report.systems.index(row.system)
+                assert row.p_value == direct[i, j]
+    # Some pairs differ significantly and some do not, so the agreement is not vacuous.
+    assert 0 < int((report.table["p_value"] < 0.05).sum()) < len(report.table)
+
+
+def test_baseline_against_each_and_westfall_young(three_cranfield_runs):
+    qrels_path = CRANFIELD / "qrels.trec"
+    report = compare(qrels_path, three_cranfield_runs, ["map@100", "ndcg@10"], baseline="mixed",
+                     correction="westfall_young", n_resamples=4_000)
+    assert report.systems == ["mixed", "bm25", "bm25l"] and set(report.table["baseline"]) == {"mixed"}
+    table = report.table
+    assert (table["p_adjusted"] >= table["p_value"]).all()
+    # Never above Bonferroni's adjustment of the same raw p-values (plus Monte Carlo resolution).
+    assert (table["p_adjusted"] <= np.minimum(table["p_value"] * len(table), 1) + 1e-12).all()
+    assert "Westfall" in report.describe()[2]
+    with pytest.raises(es.EvalSuiteError, match="needs test='permutation'"):
+        compare(qrels_path, three_cranfield_runs, ["map@100"], test="t-test", correction="westfall_young")
+    with pytest.raises(es.EvalSuiteError, match="resampled statistics"):
+        adjust_p_values([0.1, 0.2], "westfall_young")
 
 
 def test_csv_is_spreadsheet_safe_and_round_trips():
@@ -469,21 +565,41 @@ def test_text_and_dataframe_renderings():
     assert report.table["significant"].dtype == bool
 
 
-def test_threaded_rows_equal_serial_rows_and_leave_warning_filters_alone(monkeypatch):
-    import importlib
-    import warnings
-
-    module = importlib.import_module("evalsuite._compare")  # es.compare is the function
-
+def test_a_row_is_the_same_alone_or_in_a_large_report():
+    # The shared pass draws one sign and one resampled index per query and resample, whatever the
+    # number of rows: a row's numbers depend on the seed and the query ids, not on the other rows.
     rng = np.random.default_rng(21)
     ids = pd.Index([f"q{i}" for i in range(400)])
     systems = {name: pd.DataFrame({"m1": rng.random(400), "m2": rng.integers(0, 3, 400) / 2}, index=ids)
                for name in ("a", "b", "c")}
-    filters_before = list(warnings.filters)
-    monkeypatch.setattr(module, "_THREADED_WORK", 10**12)  # serial
-    serial = compare_per_query(systems, pairs="all", n_resamples=3_000).table
-    monkeypatch.setattr(module, "_THREADED_WORK", 0)  # every row on the pool
-    monkeypatch.setattr(module, "_thread_count", lambda: 3)
-    threaded = compare_per_query(systems, pairs="all", n_resamples=3_000).table
-    pd.testing.assert_frame_equal(serial, threaded)
-    assert warnings.filters == filters_before
+    full = compare_per_query(systems, pairs="all", n_resamples=3_000, correction="none").table
+    for row in full.itertuples():
+        alone = compare_per_query({row.baseline: systems[row.baseline], row.system: systems[row.system]},
+                                  [row.metric], n_resamples=3_000, correction="none").table.iloc[0]
+        for col in ("p_value", "ci_low", "ci_high", "diff"):
+            assert getattr(row, col) == pytest.approx(alone[col], rel=1e-12, abs=1e-15), col
+
+
+def test_page_shapes_of_a_many_system_report():
+    from evalsuite import display
+
+    rng = np.random.default_rng(3)
+    ids = pd.Index([f"q{i}" for i in range(80)])
+    base = pd.DataFrame({"ndcg@10": rng.random(80), "latency_ms": 100 + rng.random(80)}, index=ids)
+    faster = base.assign(latency_ms=base["latency_ms"] - 20)          # better: lower latency
+    worse = base.assign(**{"ndcg@10": base["ndcg@10"] - 0.3})           # worse: lower nDCG
+    name = "<b>x</b> & y"
+    report = compare_per_query({"base": base, "faster": faster, name: worse}, test="t-test")
+    grid = display.systems_by_metrics(report)
+    assert grid.loc["faster", "latency_ms"].endswith(" ▲") and grid.loc["faster", "ndcg@10"] == f"{base['ndcg@10'].mean():.4f}"
+    assert grid.loc[name, "ndcg@10"].endswith(" ▼") and grid.index[0] == "base (baseline)"
+    assert report.verdict() == ("faster is significantly better than base on latency_ms, and not significantly "
+                                f"different on ndcg@10; {name} is significantly worse than base on ndcg@10, and "
+                                "not significantly different on latency_ms (t-test, Holm, alpha 0.05).")
+    assert list(report.regressions()["system"]) == [name]
+    heat = display.differences_from_baseline(report, "ndcg@10")
+    np.testing.assert_allclose(heat[name].to_numpy(), -0.3, atol=1e-12)
+    assert (heat["faster"] == 0).all()
+    figure = display.difference_heatmap(heat, "ndcg@10", "base")
+    assert list(figure.data[0].x) == ["faster", "&lt;b&gt;x&lt;/b&gt; &amp; y"]  # text, never markup
+    assert figure.data[0].zmid == 0 and figure.data[0].zmax == -figure.data[0].zmin

@@ -18,7 +18,7 @@ _TABLES = [*_RANKING_TABLES, *_RECORDS_TABLES]
 
 _FIGURES = ("STAGE_COLORS", "metric_bars", "per_query_bars", "latency_histogram", "latency_ecdf", "failure_pie",
             "failure_bars", "difference_bars", "system_scatter", "quality_latency_scatter", "rate_by_latency",
-            "value_range", "rag_metric_bars", "failure_mix_bars", "pr_curve")
+            "value_range", "rag_metric_bars", "failure_mix_bars", "pr_curve", "difference_heatmap")
 
 __all__ = [*_TABLES, *_FIGURES, "InputFile", "ReportSection", "html_report", "sha256_hex"]
 

@@ -33,6 +33,9 @@ __all__ = [
     "value_range",
     "rag_metric_bars",
     "failure_mix_bars",
+
+
+    "difference_heatmap",
 ]
 
 # One colour per failure stage, fixed so a stage looks the same in every chart.
@@ -271,3 +274,26 @@ def pr_curve(table: pd.DataFrame) -> go.Figure:
     fig.update_xaxes(title="recall", range=[-0.02, 1.02], dtick=0.1)
     fig.update_yaxes(title="interpolated precision (mean over queries)", range=value_range(table["precision"]))
     return _layout(fig, "Precision-recall curve (11-point interpolated)", legend_title_text="system")
+
+
+def difference_heatmap(diff: pd.DataFrame, metric: str, baseline: str) -> go.Figure:
+    """Heat-map of per-query differences from the baseline: queries (rows) x systems (columns).
+
+    ``diff`` is :func:`evalsuite.display.differences_from_baseline` (rows sorted by the mean
+    difference, worst first, drawn top to bottom). Red is below the baseline, blue above, white
+    equal; the colour scale is symmetric around 0. Query ids are shown as tick labels when there
+    are at most 60 rows and always in the hover text (as text, never markup).
+    """
+    systems = [_text(c) for c in diff.columns]
+    ids = [_text(q) for q in diff.index]
+    z = diff.to_numpy(dtype=np.float64)
+    finite = np.abs(z[np.isfinite(z)])
+    bound = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+    fig = go.Figure(go.Heatmap(z=z, x=systems, y=ids, colorscale="RdBu", zmid=0.0, zmin=-bound, zmax=bound,
+                               colorbar=dict(title=dict(text="diff")), hoverongaps=False,
+                               hovertemplate="query %{y}, %{x}: %{z:+.4f}<extra></extra>"))
+    fig.update_yaxes(title=f"query ({len(ids)}, sorted by mean difference)", type="category", autorange="reversed",
+                     showticklabels=len(ids) <= 60)
+    fig.update_xaxes(title="system", type="category", side="top")
+    return _layout(fig, f"{_text(metric)}: per-query difference from {_text(baseline)}",
+                   height=min(900, max(380, 16 * len(ids) + 140)))

@@ -1,4 +1,5 @@
-"""The Compare page: the numbers shown are compare()'s and compare_per_query()'s, regressions only."""
+"""The Compare page: the numbers shown are compare()'s and compare_per_query()'s, regressions only,
+a verdict above the table, and a baseline with several systems (systems x metrics, heat-map)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,23 @@ import numpy as np
 import pandas as pd
 
 import evalsuite as es
+from evalsuite import display
 from evalsuite._compare import compare, compare_per_query
 
-from .helpers import open_page, texts
+from .helpers import CRANFIELD, open_page, texts
+
+
+def shown_rows_equal(shown: pd.DataFrame, report) -> None:
+    """The page's compact rows are the report's numbers: every column against report.table."""
+    t = report.table.reset_index(drop=True)
+    shown = shown.reset_index(drop=True)
+    pd.testing.assert_frame_equal(shown, display.comparison_rows(report).reset_index(drop=True), check_dtype=False)
+    for mine, theirs in (("mean baseline", "mean_baseline"), ("mean system", "mean_system"), ("diff", "diff"),
+                         ("p", "p_value"), ("p adj", "p_adjusted"), ("effect", "effect_size"), ("n", "n_queries")):
+        np.testing.assert_array_equal(shown[mine].to_numpy(), t[theirs].to_numpy())
+    assert shown["sig"].tolist() == ["*" if s else "" for s in t["significant"]]
+    assert shown["W/T/L"].tolist() == [f"{w}/{ti}/{lo}" for w, ti, lo in zip(t["wins"], t["ties"], t["losses"])]
+    assert shown["95% CI"].tolist() == [f"[{lo:+.4f}, {hi:+.4f}]" for lo, hi in zip(t["ci_low"], t["ci_high"])]
 
 
 def test_compare_numbers_equal_compare(cranfield):
@@ -17,9 +32,11 @@ def test_compare_numbers_equal_compare(cranfield):
                                      "compare_metrics": ["ndcg@10", "recall@100"], "compare_metric": "recall@100"})
     shown = at.dataframe[0].value
     expected = compare(qrels, {"BM25L": runs["BM25L"], "BM25": runs["BM25"]}, metrics=["ndcg@10", "recall@100"],
-                       test="t-test", correction="holm", alpha=0.05, baseline="BM25L").table
-    pd.testing.assert_frame_equal(shown.reset_index(drop=True), expected.reset_index(drop=True), check_dtype=False)
+                       test="t-test", correction="holm", alpha=0.05, baseline="BM25L")
+    shown_rows_equal(shown, expected)
     assert set(shown["baseline"]) == {"BM25L"}
+    assert texts(at.markdown)[0] == f"**{expected.verdict()}**"
+    assert expected.verdict().startswith("BM25 is significantly better than BM25L on ")
     diff = at.dataframe[1].value
     per_query = es.evaluate(qrels, runs["BM25"], ["recall@100"]).per_query["recall@100"] - \
         es.evaluate(qrels, runs["BM25L"], ["recall@100"]).per_query["recall@100"]
@@ -43,8 +60,8 @@ def test_compare_records_systems(records_report):
     assert table["metric"].tolist() == ["faithfulness", "success"]
     per_query = {n: report.per_query[report.per_query["system"] == n].set_index("query_id")[["faithfulness", "success"]]
                  for n in ("gpt-4-0613", "llama-2-7b-chat")}
-    expected = compare_per_query(per_query, metrics=["faithfulness", "success"], baseline="gpt-4-0613").table
-    pd.testing.assert_frame_equal(table.reset_index(drop=True), expected.reset_index(drop=True), check_dtype=False)
+    expected = compare_per_query(per_query, metrics=["faithfulness", "success"], baseline="gpt-4-0613")
+    shown_rows_equal(table, expected)
 
 
 def test_compare_shows_how_the_failure_mix_shifts():
@@ -64,3 +81,77 @@ def test_compare_shows_how_the_failure_mix_shifts():
             assert mix.loc[stage, f"{system} count"] == failed.count(stage)
     assert mix.loc["generation", "shift"] == -1.0 and mix.loc["orchestration", "shift"] == 1.0
     assert mix.loc["retrieval", "shift"] == 0.0
+
+
+def mixed_run() -> bytes:
+    """A third Cranfield system: BM25L's ranking on every third query, BM25's elsewhere."""
+    lines = [line for name, keep in (("bm25", 1), ("bm25l", 0))
+             for line in (CRANFIELD / f"run_{name}.trec").read_text().splitlines()
+             if (int(line.split()[0]) % 3 != 0) == keep]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_baseline_and_two_systems(cranfield):
+    qrels, runs = cranfield
+    data = mixed_run()
+    at = open_page("compare", pending=[("run", "mixed.trec", data)],
+                   query={"compare_a": "BM25", "compare_b": "BM25L", "compare_more": ["mixed"],
+                          "compare_heat_metric": "map@100"})
+    assert not at.exception and not at.error, texts(at.error)
+    expected = compare(qrels, {"BM25": runs["BM25"], "BM25L": runs["BM25L"], "mixed": es.read_run(data)})
+    # The verdict names both systems; the systems x metrics table carries the marks.
+    assert texts(at.markdown)[0] == f"**{expected.verdict()}**"
+    assert "BM25L is significantly worse than BM25 on all 4 metrics; mixed is" in texts(at.markdown)[0]
+    grid = at.dataframe[0].value
+    pd.testing.assert_frame_equal(grid, display.systems_by_metrics(expected))
+    assert grid.loc["BM25L"].str.endswith(" ▼").all()  # every row of BM25L is significant and lower
+    for row in expected.table.itertuples():
+        cell = grid.loc[row.system, row.metric]
+        assert cell.startswith(f"{row.mean_system:.4f}") and cell.endswith(" ▼") == bool(row.significant)
+    shown_rows_equal(at.dataframe[1].value, expected)
+    assert set(at.dataframe[1].value["system"]) == {"BM25L", "mixed"}
+    # Heat-map data: queries x systems, sorted by the mean difference from the baseline.
+    heat = display.differences_from_baseline(expected, "map@100")
+    assert list(heat.columns) == ["BM25L", "mixed"] and len(heat) == 225
+    assert heat.mean(axis=1).is_monotonic_increasing
+    values = expected.per_query["map@100"]
+    q = heat.index[0]
+    assert heat.loc[q, "mixed"] == values.loc[q, "mixed"] - values.loc[q, "BM25"]
+    assert not any("Ranked lists" in t for t in texts(at.subheader))  # the two-system views are for two
+    # Back to two systems: the two-system views return. A or B named again under "Also" is ignored.
+    at.multiselect(key="compare_more").set_value(["BM25L", "BM25"]).run()
+    assert not at.exception
+    assert texts(at.subheader)[0] == "BM25L against BM25"
+    assert "Ranked lists of one query" in texts(at.subheader)
+
+
+def test_records_baseline_and_two_systems(records_report):
+    _, report = records_report
+    names = ("gpt-4-0613", "llama-2-7b-chat", "mistral-7B-instruct")
+    at = open_page("compare", query={"compare_source": "per-request records", "compare_a": names[0],
+                                     "compare_b": names[1], "compare_more": [names[2]]})
+    assert not at.exception and not at.error, texts(at.error)
+    per_query = {n: report.per_query[report.per_query["system"] == n].set_index("query_id")[["faithfulness", "success"]]
+                 for n in names}
+    expected = compare_per_query(per_query, metrics=["faithfulness", "success"], baseline=names[0])
+    assert texts(at.markdown)[0] == f"**{expected.verdict()}**"
+    pd.testing.assert_frame_equal(at.dataframe[0].value, display.systems_by_metrics(expected))
+    shown_rows_equal(at.dataframe[1].value, expected)
+
+
+def test_every_pair_of_three_systems(cranfield):
+    qrels, runs = cranfield
+    data = mixed_run()
+    at = open_page("compare", pending=[("run", "mixed.trec", data)],
+                   query={"compare_a": "BM25", "compare_b": "BM25L", "compare_more": ["mixed"],
+                          "compare_pairs": "every pair", "compare_metrics": ["ndcg@10", "map@100"]})
+    assert not at.exception and not at.error, texts(at.error)
+    expected = compare(qrels, {"BM25": runs["BM25"], "BM25L": runs["BM25L"], "mixed": es.read_run(data)},
+                       ["ndcg@10", "map@100"], pairs="all")
+    rows = at.dataframe[1].value
+    shown_rows_equal(rows, expected)
+    assert len(rows) == 2 * 3 and set(zip(rows["baseline"], rows["system"])) == {
+        ("BM25", "BM25L"), ("BM25", "mixed"), ("BM25L", "mixed")}
+    # The verdict and the marks are about the baseline; the other pairs are in the rows.
+    assert texts(at.markdown)[0] == f"**{expected.verdict()}**"
+    pd.testing.assert_frame_equal(at.dataframe[0].value, display.systems_by_metrics(expected))

@@ -1,0 +1,133 @@
+"""``evalsuite compare``: the comparison report on the command line, and a gate for CI.
+
+::
+
+    evalsuite compare QRELS BASELINE RUN [RUN ...] [-m METRIC ...] [--fail-on significant-regression]
+    evalsuite compare --records RECORDS BASELINE SYSTEM [SYSTEM ...] [-m faithfulness ...]
+
+prints :func:`evalsuite.compare`'s report (each run against the baseline) with a one-line verdict,
+and exits 1 when a system is worse than the baseline on a named metric (significantly, by
+default: ``--fail-on significant-regression``; ``any-regression`` fails on any mean that moved the
+wrong way; ``never`` only reports). "Worse" follows the metric's direction (lower nDCG, higher
+latency). Exit codes: 0 passed, 1 the gate failed, 2 bad input (the message names file, line,
+field and value).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .errors import EvalSuiteError
+
+FAIL_ON = ("significant-regression", "any-regression", "never")
+EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from ._paired_stats import CORRECTIONS, DEFAULT_COMPARE_METRICS, TESTS
+
+    parser = argparse.ArgumentParser(
+        prog="evalsuite compare",
+        description="Compare runs with a baseline query by query (paired tests, bootstrap intervals, a correction "
+                    "over the whole report) and fail when a system is worse than the baseline: a gate for CI. "
+                    "Exit codes: 0 passed, 1 regression, 2 bad input.")
+    parser.add_argument("qrels", metavar="QRELS", help="qrels file; with --records, the records file")
+    parser.add_argument("baseline", metavar="BASELINE", help="the baseline run (with --records: the baseline system)")
+    parser.add_argument("runs", metavar="RUN", nargs="+", help="runs to compare with the baseline (with --records: "
+                        "system names); a run is named by its file name without extension")
+    parser.add_argument("-m", "--measure", action="append", default=None, metavar="METRIC",
+                        help="metric (repeatable; trec_eval families such as P.5,10 expand). Default: "
+                        f"{', '.join(DEFAULT_COMPARE_METRICS)}; with --records: every quality metric and success")
+    parser.add_argument("--fail-on", choices=FAIL_ON, default="significant-regression",
+                        help="significant-regression (default): exit 1 when a system is significantly worse than "
+                        "the baseline on a named metric after correction; any-regression: when any mean is worse; "
+                        "never: only report")
+    parser.add_argument("--records", action="store_true",
+                        help="QRELS is a per-request records file and BASELINE, RUN are system names in it")
+    parser.add_argument("--test", choices=tuple(TESTS), default="permutation", help="paired test (default permutation)")
+    parser.add_argument("--correction", choices=tuple(CORRECTIONS), default="holm",
+                        help="multiple-comparison correction over the whole report (default holm)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of every resample (default 0)")
+    parser.add_argument("--n-resamples", type=int, default=10_000, help="resamples (default 10000)")
+    parser.add_argument("-l", "--rel-level", type=float, default=1, help="minimum grade that counts as relevant")
+    parser.add_argument("--format", choices=("table", "csv", "json", "latex"), default="table",
+                        help="report format on stdout (default table); the verdict and the gate go to stderr "
+                        "for csv, json and latex")
+    return parser
+
+
+def _names(paths: list[str]) -> list[str]:
+    """A system name per run: the file name without its extensions, or the path when two clash."""
+    stems = []
+    for p in paths:
+        name = Path(p).name
+        for suffix in (".gz", ".trec", ".txt", ".tsv", ".csv", ".json", ".jsonl", ".parquet", ".run"):
+            name = name[: -len(suffix)] if name.endswith(suffix) and len(name) > len(suffix) else name
+        stems.append(name)
+    return stems if len(set(stems)) == len(stems) else list(paths)
+
+
+def _report(args):
+    from ._compare import compare, compare_records
+    from .cli import expand_measures
+
+    rel_level = int(args.rel_level) if float(args.rel_level).is_integer() else args.rel_level
+    options = dict(baseline=None, test=args.test, correction=args.correction, alpha=args.alpha, seed=args.seed,
+                   n_resamples=args.n_resamples)
+    measures = expand_measures(args.measure) if args.measure else None
+    if args.records:
+        from ._records_eval import evaluate_records
+        from .records import read_records
+
+        records = evaluate_records(read_records(args.qrels))
+        systems = [args.baseline, *args.runs]
+        return compare_records(records, measures, systems, **options)
+    names = _names([args.baseline, *args.runs])
+    runs = dict(zip(names, [args.baseline, *args.runs]))
+    if len(runs) < len(names):
+        raise EvalSuiteError("the same run is given twice", field="RUN", value=args.baseline)
+    kwargs = {} if measures is None else {"metrics": measures}
+    return compare(args.qrels, runs, rel_level=rel_level, **kwargs, **options)
+
+
+def main(argv: list[str]) -> int:
+    """``evalsuite compare ...``; returns the exit code (0 passed, 1 regression, 2 bad input)."""
+    args = build_parser().parse_args(argv)
+    try:
+        report = _report(args)
+        failing = (report.regressions(significant_only=args.fail_on == "significant-regression")
+                   if args.fail_on != "never" else report.table.iloc[0:0])
+    except EvalSuiteError as exc:
+        print(f"evalsuite compare: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    verdict = report.verdict()
+    if args.format == "table":
+        sys.stdout.write(report.to_text() + "\n\n" + verdict + "\n")
+        gate_stream = sys.stdout
+    else:
+        if args.format == "csv":
+            sys.stdout.write(report.to_csv())
+        elif args.format == "latex":
+            sys.stdout.write(report.to_latex())
+        else:
+            sys.stdout.write(json.dumps({"params": report.params, "verdict": verdict,
+                                         "rows": json.loads(report.table.to_json(orient="records"))},
+                                        indent=2, default=str) + "\n")
+        print(verdict, file=sys.stderr)
+        gate_stream = sys.stderr
+    if args.fail_on == "never":
+        return EXIT_OK
+    what = "significantly worse than" if args.fail_on == "significant-regression" else "worse than"
+    if len(failing):
+        lines = [f"  {r.system} on {r.metric}: {r.mean_system:.4f} vs {r.mean_baseline:.4f} (diff {r.diff:+.4f}, "
+                 f"p adj {r.p_adjusted:.4g})" for r in failing.itertuples(index=False)]
+        print(f"gate: FAILED ({args.fail_on}): {what} the baseline {report.params['baseline']}:", *lines, sep="\n",
+              file=gate_stream)
+        return EXIT_REGRESSION
+    print(f"gate: passed ({args.fail_on}): no system is {what} the baseline {report.params['baseline']} on "
+          f"{', '.join(report.metrics)}", file=gate_stream)
+    return EXIT_OK
