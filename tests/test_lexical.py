@@ -102,3 +102,37 @@ def test_lexical_scores_all_in_unit_range_and_bad_input_raises():
         lexical_scores("a", "b", metrics=["meteor"])
     with pytest.raises(EvalSuiteError, match="field 'answer'"):
         bleu(None, "b")
+
+
+def test_lexical_judge_writes_columns_and_provenance():
+    import json
+
+    import evalsuite as es
+    from evalsuite.judges import LexicalJudge
+
+    records = es.Records.from_rows([
+        {"query_id": "q1", "answer": "Paris is the capital of France.", "reference": "The capital of France is Paris."},
+        {"query_id": "q2", "answer": "No reference here."},
+        {"query_id": "q3", "answer": "我爱北京", "reference": "我爱上海"}])
+    judged = LexicalJudge(similarity="rouge_l").judge(records)
+    table = judged.records.table
+    assert table.column("token_f1").to_pylist() == [1.0, None, 0.0]  # SQuAD tokens: no spaces in Chinese
+    assert table.column("rouge_l").to_pylist()[2] == 0.5
+    assert table.column("answer_similarity").to_pylist() == table.column("rouge_l").to_pylist()
+    assert table.column("bleu").to_pylist()[0] == pytest.approx(bleu("Paris is the capital of France.",
+                                                                     "The capital of France is Paris."))
+    prov = json.loads(table.column("judge_provenance")[0].as_py())
+    assert {p["column"] for p in prov} == {"bleu", "chrf", "rouge_l", "token_f1", "exact_match", "fuzzy_ratio"}
+    assert any(p["model"].startswith("sacrebleu ") for p in prov)
+    # The judged records are valid records: written to Parquet and read back unchanged.
+    import io
+
+    import pyarrow.parquet as pq
+
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    back = es.read_records(buffer.getvalue(), format="parquet")
+    assert back.table.column("rouge_l").to_pylist() == table.column("rouge_l").to_pylist()
+    assert "judge_provenance" in back.extra_columns
+    with pytest.raises(EvalSuiteError):
+        LexicalJudge(metrics=["bleu"], similarity="rouge_l")

@@ -16,12 +16,20 @@ that needs it is built or run.
 
 from ._base import PROVENANCE_COLUMN, JudgedRecords, JudgeStats, Provenance
 from ._cache import JudgeCache, canonical_json, request_hash
-from .lexical import LEXICAL_COLUMNS, bleu, chrf, exact_match, fuzzy_ratio, lexical_scores, rouge_l, token_f1
+from .lexical import LEXICAL_COLUMNS, LexicalJudge, bleu, chrf, exact_match, fuzzy_ratio, lexical_scores, rouge_l, token_f1
 from .llm import LLM_COLUMNS, Estimate, LLMJudge
 from .prompts import PROMPTS
 
+
+def __getattr__(name):  # the embedding judge's module imports numpy only, but keep it out until asked for
+    if name in ("EmbeddingJudge", "EndpointEmbedder", "MiniLMEmbedder"):
+        from . import embedding
+
+        return getattr(embedding, name)
+    raise AttributeError(name)
+
 __all__ = [
     "JudgeCache", "request_hash", "canonical_json", "Provenance", "JudgeStats", "JudgedRecords",
-    "PROVENANCE_COLUMN", "LLMJudge", "Estimate", "LLM_COLUMNS", "PROMPTS", "LEXICAL_COLUMNS",
+    "PROVENANCE_COLUMN", "LLMJudge", "LexicalJudge", "EmbeddingJudge", "EndpointEmbedder", "MiniLMEmbedder", "Estimate", "LLM_COLUMNS", "PROMPTS", "LEXICAL_COLUMNS",
     "bleu", "chrf", "rouge_l", "token_f1", "exact_match", "fuzzy_ratio", "lexical_scores",
 ]

@@ -26,7 +26,7 @@ from functools import lru_cache
 
 from ..errors import EvalSuiteError
 
-__all__ = ["bleu", "chrf", "rouge_l", "token_f1", "exact_match", "fuzzy_ratio", "lexical_scores", "LEXICAL_COLUMNS"]
+__all__ = ["LexicalJudge", "bleu", "chrf", "rouge_l", "token_f1", "exact_match", "fuzzy_ratio", "lexical_scores", "LEXICAL_COLUMNS"]
 
 #: Column written by the lexical judge -> function computing it.
 LEXICAL_COLUMNS = ("bleu", "chrf", "rouge_l", "token_f1", "exact_match", "fuzzy_ratio")
@@ -362,3 +362,98 @@ def lexical_scores(answer: str, reference: str, metrics=LEXICAL_COLUMNS) -> dict
                                  value=name)
         out[name] = float(_FUNCTIONS[name](answer, reference))
     return out
+
+
+class LexicalJudge:
+    """Fill the lexical score columns (``bleu``, ``chrf``, ``rouge_l``, ``token_f1``,
+    ``exact_match``, ``fuzzy_ratio``) of every record with an answer and a reference.
+
+    Parameters
+    ----------
+    metrics : sequence of str
+        Which scores (default all of :data:`LEXICAL_COLUMNS`).
+    similarity : str or None
+        Also write this score to ``answer_similarity`` (e.g. ``"rouge_l"``) so the answer
+        correctness and similarity metrics use it; None (default) leaves that field alone.
+
+    Notes
+    -----
+    The scores are extra columns of the records (kept, shown and exported like any other);
+    a record without an answer or a reference gets null scores. Provenance: one entry per
+    record naming the library and its version as the model.
+
+    Examples
+    --------
+    >>> from evalsuite import Records
+    >>> records = Records.from_rows([{"query_id": "q1", "answer": "Paris.", "reference": "Paris"},
+    ...                              {"query_id": "q2", "answer": "Lyon"}])
+    >>> judged = LexicalJudge(metrics=["exact_match", "token_f1"]).judge(records).records
+    >>> judged.table.column("exact_match").to_pylist(), judged.table.column("token_f1").to_pylist()
+    ([1.0, None], [1.0, None])
+    """
+
+    kind = "lexical"
+
+    def __init__(self, metrics=LEXICAL_COLUMNS, similarity: str | None = None) -> None:
+        unknown = [m for m in metrics if m not in _FUNCTIONS]
+        if unknown or (similarity is not None and similarity not in metrics):
+            raise EvalSuiteError(f"unknown lexical judge (or similarity not among the metrics); use {', '.join(LEXICAL_COLUMNS)}",
+                                 field="metric", value=(unknown or [similarity])[0])
+        self.metrics = tuple(metrics)
+        self.similarity = similarity
+        from ._base import JudgeStats
+
+        self.stats = JudgeStats()
+
+    def estimate(self, records) -> str:
+        """What the run will do, in words."""
+        n = sum(1 for a, r in _answer_reference(records) if a is not None and r is not None)
+        return f"{n} answer/reference pairs, {len(self.metrics)} lexical scores each (no model, no cost)"
+
+    def judge(self, records, *, progress=None):
+        """``records`` with the score columns and ``judge_provenance``; see the class."""
+        import pyarrow as pa
+
+        from ._base import JudgedRecords, Provenance, write_columns
+
+        versions = _versions()
+        pairs = _answer_reference(records)
+        columns: dict[str, list] = {m: [None] * len(pairs) for m in self.metrics}
+        provenance = [[] for _ in pairs]
+        for i, (answer, reference) in enumerate(pairs):
+            if answer is None or reference is None:
+                continue
+            for name, value in lexical_scores(answer, reference, self.metrics).items():
+                columns[name][i] = value
+                provenance[i].append(Provenance(column=name, judge="lexical", model=versions[name]))
+            self.stats.add(judgements=len(self.metrics))
+            if progress is not None and (i + 1) % 100 == 0:
+                progress(i + 1, len(pairs), self.stats)
+        types = {m: pa.float64() for m in columns}
+        if self.similarity is not None:
+            old = (records.table.column("answer_similarity").to_pylist()
+                   if "answer_similarity" in records.table.column_names else [None] * len(pairs))
+            columns["answer_similarity"] = [old[i] if v is None else v for i, v in enumerate(columns[self.similarity])]
+            types["answer_similarity"] = pa.float64()
+        judged = write_columns(records, columns, provenance, types)
+        return JudgedRecords(judged, self.stats, sum(1 for a, r in pairs if a is not None and r is not None))
+
+
+def _answer_reference(records) -> list[tuple]:
+    table = records.table
+    n = table.num_rows
+    get = lambda name: table.column(name).to_pylist() if name in table.column_names else [None] * n  # noqa: E731
+    return list(zip(get("answer"), get("reference")))
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    def v(package):
+        try:
+            return f"{package} {version(package)}"
+        except PackageNotFoundError:  # pragma: no cover
+            return package
+
+    return {"bleu": v("sacrebleu"), "chrf": v("sacrebleu"), "rouge_l": v("rouge-score"),
+            "token_f1": "SQuAD v1.1 script", "exact_match": "SQuAD v1.1 script", "fuzzy_ratio": v("rapidfuzz")}
