@@ -111,6 +111,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit code (0 ok, 2 bad input)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["judge"]:  # evalsuite judge RECORDS --judge llm|embedding|lexical -o OUT (docs/judges.md)
+        from .judges.command import main as judge_main
+
+        return judge_main(argv[1:])
     args = build_parser().parse_args(argv)
     rel_level = int(args.rel_level) if float(args.rel_level).is_integer() else args.rel_level
     try:
