@@ -250,3 +250,13 @@ def test_importing_the_judges_loads_neither_openai_nor_onnxruntime():
     out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], capture_output=True,
                          text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_fast_cache_key_is_the_request_hash():
+    from evalsuite.judges._cache import canonical_json
+
+    judge = LLMJudge(MODEL, cache=":memory:", seed=7)
+    prompt = PROMPTS["context_useful"]
+    messages = prompt.messages(question="Q \u00e9 \"quoted\"", reference="R", chunk="C\n\u0000")
+    for mode in ("json_schema", "json_object", "text"):
+        assert judge._key(prompt, canonical_json(messages), mode) == request_hash(judge._request(prompt, messages, mode))

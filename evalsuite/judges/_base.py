@@ -85,7 +85,7 @@ class Provenance:
     index: int | None = None
 
     def as_dict(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        return {k: v for k, v in vars(self).items() if v is not None}
 
 
 @dataclass

@@ -23,14 +23,20 @@ from ..errors import EvalSuiteError
 __all__ = ["canonical_json", "request_hash", "JudgeCache", "default_cache_path"]
 
 CACHE_FILENAME = "judge_cache.sqlite3"
-_SCHEMA = """
+# Responses (small, read on every lookup) and requests (large, read only to replay or audit) in
+# two tables, so a lookup by hash touches few pages.
+_SCHEMA = ("""
 CREATE TABLE IF NOT EXISTS judge_calls (
     request_hash TEXT PRIMARY KEY,
-    request TEXT NOT NULL,
     response TEXT NOT NULL,
     created REAL NOT NULL
-)
-"""
+) WITHOUT ROWID
+""", """
+CREATE TABLE IF NOT EXISTS judge_requests (
+    request_hash TEXT PRIMARY KEY,
+    request TEXT NOT NULL
+) WITHOUT ROWID
+""")
 
 
 def canonical_json(value: Any) -> str:
@@ -117,7 +123,10 @@ class JudgeCache:
             if self.path != ":memory:":
                 self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(_SCHEMA)
+            self._conn.execute("PRAGMA cache_size=-65536")  # 64 MiB of pages
+            self._conn.execute("PRAGMA mmap_size=268435456")
+            for statement in _SCHEMA:
+                self._conn.execute(statement)
         except (sqlite3.DatabaseError, OSError) as exc:
             raise EvalSuiteError(f"cannot open the judge cache: {exc}", source=self.path, field="cache") from None
         self._lock = threading.Lock()
@@ -131,14 +140,17 @@ class JudgeCache:
     def get_request(self, key: str) -> dict | None:
         """The stored canonical request of ``key`` (for replay and audit), or None."""
         with self._lock:
-            row = self._conn.execute("SELECT request FROM judge_calls WHERE request_hash = ?", (key,)).fetchone()
+            row = self._conn.execute("SELECT request FROM judge_requests WHERE request_hash = ?", (key,)).fetchone()
         return None if row is None else json.loads(row[0])
 
     def put(self, key: str, request: dict, response: dict) -> None:
         """Store one answered call (the first answer of a request is kept)."""
         with self._lock:
-            self._conn.execute("INSERT OR IGNORE INTO judge_calls VALUES (?, ?, ?, ?)",
-                               (key, canonical_json(request), canonical_json(response), time.time()))
+            self._conn.execute("BEGIN")
+            self._conn.execute("INSERT OR IGNORE INTO judge_calls VALUES (?, ?, ?)",
+                               (key, canonical_json(response), time.time()))
+            self._conn.execute("INSERT OR IGNORE INTO judge_requests VALUES (?, ?)", (key, canonical_json(request)))
+            self._conn.execute("COMMIT")
 
     def __len__(self) -> int:
         with self._lock:

@@ -121,20 +121,34 @@ class MiniLMEmbedder:
         self._inputs = {i.name for i in self._session.get_inputs()}
         tokenizer = Tokenizer.from_file(str(tokenizer_path))
         tokenizer.enable_truncation(MAX_TOKENS)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        tokenizer.no_padding()  # batches are padded by length in embed()
         self._tokenizer = tokenizer
         self.batch_size = batch_size
         self._lock = threading.Lock()
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        """L2-normalised embeddings, shape (len(texts), 384), float32."""
-        out = []
+        """L2-normalised embeddings, shape (len(texts), 384), float32.
+
+        Texts are tokenized at once, then run in batches of similar length (sorted by token
+        count, each batch padded to its longest text) and returned in the given order; the
+        padding is masked out of the mean, so a text's vector does not depend on its batch.
+        """
+        if not texts:
+            return np.zeros((0, 384), np.float32)
+        with self._lock:
+            encodings = self._tokenizer.encode_batch(list(texts))
+        lengths = np.array([len(e.ids) for e in encodings])
+        order = np.argsort(lengths, kind="stable")
+        out = np.empty((len(texts), 384), np.float32)
         for start in range(0, len(texts), self.batch_size):
-            batch = texts[start:start + self.batch_size]
-            with self._lock:
-                encodings = self._tokenizer.encode_batch(batch)
-            ids = np.array([e.ids for e in encodings], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+            rows = order[start:start + self.batch_size]
+            width = int(lengths[rows].max())
+            ids = np.zeros((len(rows), width), np.int64)
+            mask = np.zeros((len(rows), width), np.int64)
+            for j, row in enumerate(rows):
+                n = lengths[row]
+                ids[j, :n] = encodings[row].ids
+                mask[j, :n] = 1
             feeds = {"input_ids": ids, "attention_mask": mask}
             if "token_type_ids" in self._inputs:
                 feeds["token_type_ids"] = np.zeros_like(ids)
@@ -142,8 +156,8 @@ class MiniLMEmbedder:
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
             pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-            out.append(pooled.astype(np.float32))
-        return np.concatenate(out) if out else np.zeros((0, 384), np.float32)
+            out[rows] = pooled
+        return out
 
 
 class EndpointEmbedder:
@@ -298,8 +312,8 @@ class EmbeddingJudge:
                 rows = todo[start:start + batch]
                 begun = time.perf_counter()
                 embedder = self.embedder
-                a = embedder.embed([pairs[i][0] for i in rows])
-                r = embedder.embed([pairs[i][1] for i in rows])
+                vectors = embedder.embed([pairs[i][0] for i in rows] + [pairs[i][1] for i in rows])
+                a, r = vectors[:len(rows)], vectors[len(rows):]
                 elapsed = (time.perf_counter() - begun) * 1000 / max(1, len(rows))
                 sims = cosine_similarity(a, r)
                 host = getattr(embedder, "endpoint_host", None)

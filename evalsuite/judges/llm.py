@@ -18,6 +18,7 @@ without a call, and the provenance says so. ``openai`` is imported when a judge 
 from __future__ import annotations
 
 import concurrent.futures
+import hashlib
 import json
 import math
 import os
@@ -32,7 +33,7 @@ import pyarrow as pa
 
 from ..errors import EvalSuiteError
 from ._base import JudgedRecords, JudgeStats, Provenance, endpoint_host, write_columns
-from ._cache import JudgeCache, request_hash
+from ._cache import JudgeCache, canonical_json, request_hash
 from .prompts import PROMPTS, Prompt
 
 __all__ = ["LLMJudge", "Estimate", "LLM_COLUMNS", "MODES", "extract_json", "api_key_from_environment"]
@@ -44,6 +45,9 @@ LLM_COLUMNS = ("answer_claims_supported", "reference_claims_supported", "answer_
 MODES = ("json_schema", "json_object", "text")
 #: Environment variables the key is read from, in order (never from a flag or a file).
 API_KEY_VARIABLES = ("EVALSUITE_JUDGE_API_KEY", "OPENAI_API_KEY")
+
+
+_PLACEHOLDER = "\u0000messages\u0000"  # stands for the messages in a request template
 
 
 def api_key_from_environment() -> str | None:
@@ -292,6 +296,8 @@ class LLMJudge:
         self.seed = seed
         self._sleep = sleep
         self._mode_index = 0
+        self._versions: dict[str, str] = {}
+        self._templates: dict = {}
         self._lock = threading.Lock()
         self._client = None
         self._stop = threading.Event()
@@ -326,6 +332,14 @@ class LLMJudge:
         if self.seed is not None:
             request["seed"] = self.seed
         return request
+
+    def _key(self, prompt: Prompt, messages_json: str, mode: str) -> str:
+        """request_hash(self._request(prompt, messages, mode)), from a template made once per prompt and mode."""
+        template = self._templates.get((prompt.name, mode))
+        if template is None:
+            text = canonical_json(self._request(prompt, _PLACEHOLDER, mode))
+            template = self._templates[(prompt.name, mode)] = text.split(canonical_json(_PLACEHOLDER), 1)
+        return hashlib.sha256((template[0] + messages_json + template[1]).encode("utf-8")).hexdigest()
 
     def _send(self, request: dict) -> dict:
         """One request with retries; the response as the cache keeps it."""
@@ -402,13 +416,14 @@ class LLMJudge:
     def ask(self, prompt: Prompt, column: str, n_claims: int | None = None, index: int | None = None, **fields):
         """One judgement: its value (None when missing) and its :class:`Provenance`."""
         messages = prompt.messages(**fields)
+        version = self._versions.get(prompt.name) or self._versions.setdefault(prompt.name, prompt.version)
         prov = Provenance(column=column, judge="llm", model=self.model, endpoint_host=self.endpoint_host,
-                          prompt_version=prompt.version, index=index)
+                          prompt_version=version, index=index)
         response = None
         start = self._mode_index
+        messages_json = canonical_json(messages)
         for mode in self.modes[start:]:
-            request = self._request(prompt, messages, mode)
-            key = request_hash(request)
+            key = self._key(prompt, messages_json, mode)
             hit = self.cache.get(key)
             if hit is not None:
                 response, prov.mode, prov.request_hash, prov.cached = hit, mode, key, True

@@ -73,6 +73,9 @@ class Prompt:
         return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user.format(**fields)}]
 
 
+_VERSIONS: dict = {}
+
+
 def prompt_version(prompt: Prompt) -> str:
     """The version of a prompt: a hash of its text and schema.
 
@@ -83,7 +86,10 @@ def prompt_version(prompt: Prompt) -> str:
     (12, True)
     """
     text = json.dumps([prompt.system, prompt.user, prompt.schema], sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    version = _VERSIONS.get(text)
+    if version is None:
+        version = _VERSIONS[text] = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    return version
 
 
 _JSON_REPLY = "Reply with one JSON object and nothing else."
