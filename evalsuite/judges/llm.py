@@ -637,6 +637,7 @@ class LLMJudge:
             The endpoint refused the key or does not know the model (the run stops).
         """
         rows = _rows(records)
+        self.cache.preload()  # a rerun replays from memory
         results: list = [None] * len(rows)
         done = 0
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.concurrency)
