@@ -160,6 +160,15 @@ def write_records(records, path: str | os.PathLike) -> None:
     ------
     EvalSuiteError
         Another extension, or a file that cannot be written.
+
+    Examples
+    --------
+    >>> import tempfile, os, evalsuite as es
+    >>> records = es.Records.from_rows([{"query_id": "q1", "relevant_ids": {"d1": 2}, "latency_ms": 5}])
+    >>> path = os.path.join(tempfile.mkdtemp(), "judged.parquet")
+    >>> write_records(records, path)
+    >>> es.read_records(path).table.column("relevant_grades").to_pylist()  # the grades survive the round trip
+    [[2.0]]
     """
     import pyarrow as pa
     import pyarrow.parquet as pq

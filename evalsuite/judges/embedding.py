@@ -83,9 +83,9 @@ class MiniLMEmbedder:
 
     Examples
     --------
-    >>> embedder = MiniLMEmbedder()                          # doctest: +SKIP
-    >>> embedder.embed(["a cat", "a kitten"]).shape          # doctest: +SKIP
-    (2, 384)
+    >>> vectors = MiniLMEmbedder().embed(["A cat sleeps.", "A kitten is sleeping.", "Stocks fell."])
+    >>> vectors.shape, bool(vectors[0] @ vectors[1] > vectors[0] @ vectors[2])
+    ((3, 384), True)
     """
 
     model_id = MINILM_ID

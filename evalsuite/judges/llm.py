@@ -51,7 +51,20 @@ _PLACEHOLDER = "\u0000messages\u0000"  # stands for the messages in a request te
 
 
 def api_key_from_environment() -> str | None:
-    """The API key from ``EVALSUITE_JUDGE_API_KEY`` or ``OPENAI_API_KEY`` (None when unset)."""
+    """The API key from ``EVALSUITE_JUDGE_API_KEY`` or ``OPENAI_API_KEY`` (None when unset).
+
+    Examples
+    --------
+    >>> import os
+    >>> saved = {name: os.environ.pop(name, None) for name in API_KEY_VARIABLES}
+    >>> api_key_from_environment() is None
+    True
+    >>> os.environ["OPENAI_API_KEY"] = "sk-example"
+    >>> api_key_from_environment()
+    'sk-example'
+    >>> for name, value in saved.items():
+    ...     _ = os.environ.pop(name, None) if value is None else os.environ.__setitem__(name, value)
+    """
     for name in API_KEY_VARIABLES:
         if os.environ.get(name):
             return os.environ[name]
