@@ -305,7 +305,7 @@ class EmbeddingJudge:
                 self.stats.add(rule_decided=1)
                 continue
             todo.append(i)
-        batch = 256
+        batch = 2048  # pairs per embed() call: texts are sorted by length within it, so large is better
         done = 0
         try:
             for start in range(0, len(todo), batch):
