@@ -241,9 +241,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the process exit code (0 ok, 2 bad input; ``compare``: 1 a regression).
+    """Entry point; returns the process exit code (0 ok, 2 bad input; ``compare``: 1 a
+    regression; ``judge``: 3 a budget stop, 130 interrupted).
 
-    ``evalsuite compare QRELS BASELINE RUN...`` is the comparison gate (:mod:`evalsuite._compare_cli`);
+    ``evalsuite compare QRELS BASELINE RUN...`` is the comparison gate (:mod:`evalsuite._compare_cli`),
+    ``evalsuite judge RECORDS ...`` fills judgement columns (:mod:`evalsuite.judges.command`);
     a qrels file literally named ``compare`` is given as ``./compare``.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -251,6 +253,10 @@ def main(argv: list[str] | None = None) -> int:
         from ._compare_cli import main as compare_main
 
         return compare_main(argv[1:])
+    if argv[:1] == ["judge"]:  # evalsuite judge RECORDS --judge llm|embedding|lexical -o OUT (docs/judges.md)
+        from .judges.command import main as judge_main
+
+        return judge_main(argv[1:])
     args = build_parser().parse_args(argv)
     rel_level = int(args.rel_level) if float(args.rel_level).is_integer() else args.rel_level
     try:

@@ -1,0 +1,35 @@
+"""Judges: fill the judgement columns of per-request records from question, answer, contexts
+and reference (``docs/judges.md``).
+
+- :class:`LLMJudge` (:mod:`evalsuite.judges.llm`): claims and verdicts from a chat model behind
+  any OpenAI-compatible endpoint, cached, with cost, budget and provenance;
+- :class:`EmbeddingJudge` (:mod:`evalsuite.judges.embedding`): ``answer_similarity`` from
+  all-MiniLM-L6-v2 (int8 ONNX, no torch) or an OpenAI-compatible ``/v1/embeddings`` endpoint;
+- :class:`LexicalJudge` and the functions of :mod:`evalsuite.judges.lexical`: BLEU, chrF,
+  ROUGE-L, SQuAD token F1 / exact match and rapidfuzz similarity, always available.
+
+Every judge writes columns of the records schema (so every metric and page works on judged
+records unchanged) plus ``judge_provenance``, and keeps every call in a :class:`JudgeCache`.
+Importing this package loads neither ``openai`` nor ``onnxruntime``: each is imported when a judge
+that needs it is built or run.
+"""
+
+from ._base import PROVENANCE_COLUMN, JudgedRecords, JudgeStats, Provenance
+from ._cache import JudgeCache, canonical_json, request_hash
+from .lexical import LEXICAL_COLUMNS, LexicalJudge, bleu, chrf, exact_match, fuzzy_ratio, lexical_scores, rouge_l, token_f1
+from .llm import LLM_COLUMNS, Estimate, LLMJudge
+from .prompts import PROMPTS
+
+
+def __getattr__(name):  # the embedding judge's module imports numpy only, but keep it out until asked for
+    if name in ("EmbeddingJudge", "EndpointEmbedder", "MiniLMEmbedder"):
+        from . import embedding
+
+        return getattr(embedding, name)
+    raise AttributeError(name)
+
+__all__ = [
+    "JudgeCache", "request_hash", "canonical_json", "Provenance", "JudgeStats", "JudgedRecords",
+    "PROVENANCE_COLUMN", "LLMJudge", "LexicalJudge", "EmbeddingJudge", "EndpointEmbedder", "MiniLMEmbedder", "Estimate", "LLM_COLUMNS", "PROMPTS", "LEXICAL_COLUMNS",
+    "bleu", "chrf", "rouge_l", "token_f1", "exact_match", "fuzzy_ratio", "lexical_scores",
+]

@@ -1,0 +1,233 @@
+"""What every judge shares: the provenance of a judgement, the run's counts, and writing the
+judgement columns into records."""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+from urllib.parse import urlsplit
+
+import pyarrow as pa
+
+from ..errors import EvalSuiteError
+
+__all__ = ["Provenance", "JudgeStats", "JudgedRecords", "PROVENANCE_COLUMN", "endpoint_host", "write_columns"]
+
+#: The extra column holding, per record, the JSON list of :class:`Provenance` of its judgements.
+PROVENANCE_COLUMN = "judge_provenance"
+
+
+def endpoint_host(base_url: str | None) -> str | None:
+    """The host (and port) of an endpoint URL: what provenance keeps of it (no path, user or key).
+
+    Examples
+    --------
+    >>> endpoint_host("https://user:secret@api.example.com:8443/v1?key=abc")
+    'api.example.com:8443'
+    >>> endpoint_host(None) is None
+    True
+    """
+    if not base_url:
+        return None
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    return f"{host}:{parts.port}" if parts.port else host
+
+
+@dataclass
+class Provenance:
+    """Where one judgement came from.
+
+    Attributes
+    ----------
+    column : str
+        The judgement column it fills (``answer_claims_supported``, ``answer_similarity``, ...) or
+        the intermediate it produced (``answer_claims``).
+    judge : str
+        ``llm``, ``embedding``, ``lexical`` or ``rule`` (decided without a call: degenerate input).
+    model : str or None
+        Model id (always stored with a similarity: scales differ between models).
+    endpoint_host : str or None
+        Host and port of the endpoint; never a key, user or path.
+    prompt_version : str or None
+        First 12 hex digits of the SHA-256 of the prompt text and schema.
+    mode : str or None
+        Output mode that answered: ``json_schema``, ``json_object`` or ``text``.
+    request_hash : str or None
+        Cache key of the call (:func:`evalsuite.judges.request_hash`).
+    prompt_tokens, completion_tokens : int or None
+        As the endpoint reported them.
+    latency_ms : float or None
+        Wall time of the call that produced the response (the first one, for a cache hit).
+    cached : bool
+        Answered from the cache.
+    status : str
+        ``ok``, ``rule: <why>`` or ``missing: <why>`` (truncated, malformed, refusal, failed,
+        budget, interrupted ...): a missing judgement is None, never a verdict.
+    index : int or None
+        The chunk a per-chunk judgement is about.
+    """
+
+    column: str
+    judge: str
+    model: str | None = None
+    endpoint_host: str | None = None
+    prompt_version: str | None = None
+    mode: str | None = None
+    request_hash: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_ms: float | None = None
+    cached: bool = False
+    status: str = "ok"
+    index: int | None = None
+
+    def as_dict(self) -> dict:
+        return {k: v for k, v in vars(self).items() if v is not None}
+
+
+@dataclass
+class JudgeStats:
+    """Counts of a judge run (thread-safe updates through :meth:`add`).
+
+    Attributes
+    ----------
+    judgements : int
+        Requests answered (from the endpoint or the cache).
+    calls : int
+        HTTP requests sent to the endpoint (retries included).
+    cache_hits : int
+        Requests answered from the cache.
+    retries : int
+        Repeated requests after 429, 5xx, a timeout or a connection error.
+    rule_decided : int
+        Judgements decided without a call (empty answer, no contexts, no reference).
+    missing : dict of str -> int
+        Missing judgements (None) by reason.
+    prompt_tokens, completion_tokens : int
+        Tokens of the calls sent (cache hits cost nothing and are not counted).
+    cost : float
+        prompt_tokens x input price + completion_tokens x output price (per million tokens).
+    stopped : str or None
+        ``budget`` or ``interrupted`` when the run stopped early.
+    """
+
+    judgements: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    rule_decided: int = 0
+    missing: dict = field(default_factory=dict)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    stopped: str | None = None
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def add(self, **counts) -> None:
+        with self._lock:
+            for name, value in counts.items():
+                setattr(self, name, getattr(self, name) + value)
+
+    def add_missing(self, reason: str) -> None:
+        with self._lock:
+            self.missing[reason] = self.missing.get(reason, 0) + 1
+
+    def as_dict(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if not k.startswith("_")}
+
+
+@dataclass
+class JudgedRecords:
+    """The result of a judge run.
+
+    Attributes
+    ----------
+    records : evalsuite.Records
+        The input records with the judgement columns filled in (replaced where present) and
+        the extra column ``judge_provenance`` (JSON list of :class:`Provenance` per record).
+    stats : JudgeStats
+        Calls, cache hits, retries, missing judgements by reason, tokens, cost, early stop.
+    done : int
+        Records fully judged (the others keep null judgement columns: a rerun resumes them).
+    """
+
+    records: Any
+    stats: JudgeStats
+    done: int
+
+
+def write_columns(records, columns: dict[str, list], provenance: list[list[Provenance]] | None,
+                  types: dict[str, pa.DataType]):
+    """``records`` with ``columns`` (name -> one value per row) set, and the provenance column.
+
+    The result is validated as any records are (:meth:`evalsuite.Records.from_dataframe`
+    rules): a judge that wrote a per-chunk list of the wrong length raises EvalSuiteError.
+    """
+    from ..records import Records, _finish_records
+
+    table = records.table
+    for name, values in columns.items():
+        if len(values) != table.num_rows:
+            raise EvalSuiteError(f"{len(values)} values for {table.num_rows} records", field=name)
+        array = pa.array(values, types[name])
+        if name in table.column_names:
+            table = table.set_column(table.column_names.index(name), name, array)
+        else:
+            table = table.append_column(name, array)
+    extra = list(records.extra_columns)
+    for name in columns:
+        if name not in _RECORD_FIELDS() and name not in extra:
+            extra.append(name)
+    if provenance is not None:
+        texts = []
+        for old, new in zip(_old_provenance(table), provenance):
+            # A rerun replaces the entries of the columns it wrote; other judges' entries stay.
+            written = set(columns) | {p.column for p in new}
+            kept = [entry for entry in old if not (isinstance(entry, dict) and entry.get("column") in written)]
+            texts.append(json.dumps(kept + [p.as_dict() for p in new], ensure_ascii=False))
+        array = pa.array(texts, pa.string())
+        if PROVENANCE_COLUMN in table.column_names:
+            table = table.set_column(table.column_names.index(PROVENANCE_COLUMN), PROVENANCE_COLUMN, array)
+        else:
+            table = table.append_column(PROVENANCE_COLUMN, array)
+        if PROVENANCE_COLUMN not in extra:
+            extra.append(PROVENANCE_COLUMN)
+    arrays = {name: table.column(name).combine_chunks() for name in table.column_names}
+    checked = _finish_records(arrays, table.num_rows, records.source or "records", lambda r: r + 1, [], {}, extra,
+                              None, _stages(), "row")
+    return Records(checked.table, source=records.source, warnings=records.warnings, aliases=records.aliases,
+                   extra_columns=extra)
+
+
+def _old_provenance(table) -> list[list]:
+    """Provenance a previous judge run left (another judge kind's entries are kept)."""
+    if PROVENANCE_COLUMN not in table.column_names:
+        return [[] for _ in range(table.num_rows)]
+    out = []
+    for text in table.column(PROVENANCE_COLUMN).to_pylist():
+        try:
+            value = json.loads(text) if text else []
+        except ValueError:
+            value = []
+        out.append(value if isinstance(value, list) else [])
+    return out
+
+
+def _RECORD_FIELDS():
+    from ..records import FIELDS
+
+    return FIELDS
+
+
+def _stages():
+    from ..rag import FAILURE_STAGES
+
+    return FAILURE_STAGES
+
+
+ProgressCallback = Callable[[int, int, "JudgeStats"], None]

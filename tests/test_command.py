@@ -1,0 +1,126 @@
+"""`evalsuite judge`: the sample RAGTruth records stripped of their judgement columns become judged
+records against a local (loopback) endpoint, with the estimate first, cost, cache and provenance;
+a rerun makes no call; Ctrl-C keeps what was done; the key only from the environment."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import evalsuite as es
+from evalsuite.cli import main
+
+from judge_server import JudgeServer
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "sample_data" / "rag" / "ragtruth_qa.jsonl"
+MODEL = "test-judge"
+N = 6  # the recorded sample records (scripts/record_judge_fixtures.py)
+
+
+@pytest.fixture
+def stripped(tmp_path):
+    path = tmp_path / "ragtruth_stripped.jsonl"
+    with open(SAMPLE, encoding="utf-8") as src, open(path, "w", encoding="utf-8") as dst:
+        for line in list(src)[:N]:
+            row = json.loads(line)
+            row.pop("answer_claims_supported")
+            dst.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return path
+
+
+def run(args, capsys):
+    code = main(["judge", *map(str, args)])
+    return code, capsys.readouterr().err
+
+
+def test_judge_sample_records_then_rerun_without_a_call(stripped, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("EVALSUITE_JUDGE_API_KEY", "sk-env-SECRET-42")
+    out, cache = tmp_path / "judged.parquet", tmp_path / "cache.sqlite3"
+    with JudgeServer() as server:
+        args = [stripped, "--judge", "llm", "--model", MODEL, "--base-url", server.base_url, "--cache", cache,
+                "--judgements", "answer_claims_supported,context_relevant", "--price-input", "0.5",
+                "--price-output", "1.5", "-o", out]
+        code, err = run(args, capsys)
+        assert code == 0, err
+        assert server.unrecorded == []
+        sent = server.requests
+        assert 0 < sent <= 6 * (1 + 1 + 3)  # claims, verdicts, three chunks (repeats answered from the cache)
+        assert f"{sent} requests sent" in err
+        assert err.index("estimate: 30 judge requests (0 already cached)") < err.index("records |")
+        assert "wrote" in err and "cost 0.0" in err and "6 of 6 records judged" in err
+        assert server.authorization == {"Bearer sk-env-SECRET-42"}
+        code, err = run(args + ["--estimate-only"], capsys)
+        assert code == 0 and "30 judge requests (24 already cached)" in err  # claims and chunks: known before the run
+        code, err = run(args, capsys)
+        assert code == 0 and server.requests == sent and "0 requests sent" in err
+    judged = es.read_records(out)
+    assert "SECRET" not in out.read_bytes().decode("utf-8", "replace") and b"SECRET" not in cache.read_bytes()
+    assert judged.table.column("answer_claims_supported").null_count == 0
+    report = es.evaluate_records(judged)
+    assert {"faithfulness", "context_relevance"} <= set(report.metrics)
+    prov = json.loads(judged.table.column("judge_provenance")[0].as_py())
+    assert {p["model"] for p in prov} == {MODEL} and all(p["cached"] for p in prov)
+    assert all(p["endpoint_host"].startswith("127.0.0.1:") for p in prov)
+
+
+def test_lexical_and_embedding_from_the_command_line(tmp_path, capsys):
+    records = tmp_path / "r.jsonl"
+    records.write_text('{"query_id": "q1", "answer": "Paris is the capital.", "reference": "The capital is Paris."}\n',
+                       encoding="utf-8")
+    code, err = run([records, "--judge", "lexical", "--similarity", "rouge_l", "-o", tmp_path / "lex.jsonl"], capsys)
+    assert code == 0, err
+    row = json.loads((tmp_path / "lex.jsonl").read_text(encoding="utf-8"))
+    assert row["token_f1"] == 1.0 and row["answer_similarity"] == row["rouge_l"]
+    code, err = run([records, "--judge", "embedding", "--cache", tmp_path / "c.sqlite3", "-o", tmp_path / "emb.parquet"], capsys)
+    assert code == 0, err
+    assert es.read_records(tmp_path / "emb.parquet").table.column("answer_similarity")[0].as_py() > 0.8
+
+
+def test_bad_settings_are_messages_not_tracebacks(stripped, tmp_path, capsys):
+    config = tmp_path / "judge.toml"
+    config.write_text('[judge]\nmodel = "m"\napi_key = "sk-in-a-file"\n', encoding="utf-8")
+    code, err = run([stripped, "--judge", "llm", "--config", config, "-o", tmp_path / "o.parquet"], capsys)
+    assert code == 2 and "read only from the environment" in err and "sk-in-a-file" not in err
+    code, err = run([stripped, "--judge", "llm", "-o", tmp_path / "o.parquet"], capsys)
+    assert code == 2 and "needs a model" in err
+    code, err = run([stripped, "--judge", "lexical", "-o", tmp_path / "o.csv"], capsys)
+    assert code == 2 and ".parquet or .jsonl" in err
+    config.write_text('[judge]\nmodel = "from-config"\nconcurrency = 2\n', encoding="utf-8")
+    code, err = run([stripped, "--judge", "llm", "--config", config, "--base-url", "http://127.0.0.1:9/v1",
+                     "--cache", tmp_path / "c.sqlite3", "--estimate-only", "-o", tmp_path / "o.parquet"], capsys)
+    assert code == 0 and "estimate:" in err
+
+
+def test_ctrl_c_keeps_what_was_done_and_a_rerun_resumes(stripped, tmp_path):
+    out, cache = tmp_path / "judged.parquet", tmp_path / "cache.sqlite3"
+    with JudgeServer(delay=0.3) as server:
+        args = [sys.executable, "-m", "evalsuite", "judge", str(stripped), "--judge", "llm", "--model", MODEL,
+                "--base-url", server.base_url, "--cache", str(cache), "--concurrency", "1",
+                "--judgements", "answer_claims_supported,context_relevant", "-o", str(out)]
+        env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+        proc = subprocess.Popen(args, cwd=REPO, env=env, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 60
+        while server.requests < 7 and time.time() < deadline:  # past the first record (5 requests)
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        assert "interrupted; rerun the same command to resume" in err
+        partial = es.read_records(out)
+        done = partial.table.column("answer_claims_supported").to_pylist()
+        assert 1 <= sum(v is not None for v in done) < N
+        before = server.requests
+        server.delay = 0.0
+        finished = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+        assert finished.returncode == 0, finished.stderr
+        assert server.requests - before < 30 - 5  # answered calls came from the cache
+        assert server.unrecorded == []
+    assert es.read_records(out).table.column("answer_claims_supported").null_count == 0
