@@ -38,6 +38,15 @@ from .rag import (
     latency_summary,
     task_success_rate,
 )
+from .ragas import (
+    answer_relevancy,
+    answer_similarity,
+    aspect_critique,
+    context_entity_recall,
+    context_relevancy,
+    context_utilization,
+    factual_correctness,
+)
 from .ranking import (
     hit_rate_at_k,
     mean_average_precision_at_k,
@@ -89,6 +98,13 @@ __all__ = [
     "task_success_rate",
     "failure_attribution",
     "FAILURE_STAGES",
+    "answer_relevancy",
+    "answer_similarity",
+    "factual_correctness",
+    "context_entity_recall",
+    "context_utilization",
+    "context_relevancy",
+    "aspect_critique",
     "Records",
     "RecordsReport",
     "detect_records_format",
