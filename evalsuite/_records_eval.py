@@ -175,6 +175,9 @@ def _per_record_metrics(table: pa.Table, compat: str | None, k: int, rel_level: 
         out["success"] = table.column("success").combine_chunks().cast(pa.float64()).to_numpy(zero_copy_only=False)
     if has("context_ids") and has("relevant_ids"):
         out.update(_ranking_per_record(table, k, rel_level))
+    from .ragas import per_record_values  # the rest of the RAGAS family (evalsuite/ragas.py)
+
+    out.update(per_record_values(table, compat))
     for name in GIVEN_METRICS:
         if name in out and has(name):
             warnings.append(f"{name}: computed from the judgement lists; the file's own {name} column is not used")
@@ -334,6 +337,7 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
     210.0
     """
     from ._validate import check_compat, check_cutoff, check_rel_level
+    from .ragas import ragas_convention
 
     check_compat(compat)
     k = check_cutoff(k, allow_none=False)
@@ -371,7 +375,8 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
             "metric": m, "system": system, "compat": compat,
             "source": "given in the file" if m in given else "computed from the judgements",
             "convention": "value given in the file (e.g. a RAGAS export), averaged where defined" if m in given
-            else CONVENTIONS.get(m, f"ranking metric at k={k}")}, query_ids=ids) for m in metrics}
+            else CONVENTIONS.get(m) or ragas_convention(m) or f"ranking metric at k={k}"}, query_ids=ids)
+            for m in metrics}
         if "success" in values:
             outcome = values["success"][rows]
             task_success[system] = task_success_rate(outcome, confidence=confidence)

@@ -52,6 +52,8 @@ __all__ = [
     "RAGAS_FIELDS",
     "CRITIQUE_PREFIX",
     "FACTUAL_MODES",
+    "per_record_values",
+    "ragas_convention",
 ]
 
 #: Record fields (beyond :mod:`evalsuite.records`'s) that the metrics of this module read.
@@ -117,7 +119,9 @@ def answer_relevancy(similarities, noncommittal=None, *, compat: str | None = No
         the question was not generated (left out); an empty list or None: undefined.
     noncommittal : sequence of list of (bool | None), optional
         Per request, per generated question: the judge's noncommittal flag (same length as that
-        request's similarities). None: no flags (nothing is noncommittal).
+        request's similarities), or one flag for the whole answer (what :class:`RagasJudge`
+        asks for). None: no flags (nothing is noncommittal). A noncommittal answer scores 0
+        even without generated questions (an empty answer).
     compat : None or "ragas", keyword-only
         "ragas": 0 only when every judged flag is set (``np.all``).
 
@@ -165,19 +169,19 @@ def answer_relevancy(similarities, noncommittal=None, *, compat: str | None = No
         if row is None:
             continue
         judged = [s for s in row if s is not None]
-        if not judged:
-            continue
         votes = []
         if flags is not None and flags[i] is not None:
-            if len(flags[i]) != len(row):
-                raise EvalSuiteError(f"{len(flags[i])} flags for {len(row)} generated questions",
-                                     field=f"noncommittal[{i}]", value=len(flags[i]))
+            if len(flags[i]) not in (1, len(row)):
+                raise EvalSuiteError(f"{len(flags[i])} flags for {len(row)} generated questions (give one per "
+                                     "question, or one for the answer)", field=f"noncommittal[{i}]", value=len(flags[i]))
             votes = [f for f in flags[i] if f is not None]
         n_set = sum(votes)
         if compat == "ragas":
             is_noncommittal = bool(votes) and n_set == len(votes)
         else:
             is_noncommittal = n_set * 2 > len(votes)
+        if not judged and not is_noncommittal:
+            continue  # no generated question: undefined
         if is_noncommittal:
             values[i] = 0.0
             noncommittal_requests += 1
@@ -617,3 +621,69 @@ def aspect_critique(votes, *, name: str | None = None) -> Score:
     ties = int(((yes == no) & (lists.judged > 0) & ~lists.missing).sum())
     return Score(values, _params("aspect_critique", lists, criterion=name, ties=ties,
                                  definition="majority of the judge's votes; share of requests judged yes"))
+
+
+# ----------------------------------------------------------------------------------------------
+# From record columns (evaluate_records).
+
+
+def ragas_convention(metric: str) -> str | None:
+    """The registry's conventions of a metric of this module (``critique_<name>``: aspect critique's)."""
+    from ._registry import METRICS
+
+    if metric.startswith(CRITIQUE_PREFIX):
+        metric = "aspect_critique"
+    entry = METRICS.get(metric)
+    return None if entry is None else entry.convention
+
+
+def per_record_values(table, compat: str | None = None) -> dict[str, np.ndarray]:
+    """Per-record values of this module's metrics from the judgement columns a table holds.
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+        Records' table (:attr:`evalsuite.Records.table`).
+    compat : None or "ragas"
+
+    Returns
+    -------
+    dict of metric -> float array (NaN: undefined); ``critique_<name>`` per aspect.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> t = pa.table({"question_similarities": [[1.0, 0.5], None], "critique_polite": [[True], [False]]})
+    >>> {k: v.tolist() for k, v in per_record_values(t).items()}
+    {'answer_relevancy': [0.75, nan], 'critique_polite': [1.0, 0.0]}
+    """
+    n = table.num_rows
+    names = set(table.column_names)
+
+    def has(name):
+        return name in names and table.column(name).null_count < n
+
+    def col(name):
+        return table.column(name).combine_chunks()
+
+    out: dict[str, np.ndarray] = {}
+    if has("question_similarities"):
+        flags = col("answer_noncommittal").to_pylist() if has("answer_noncommittal") else None
+        out["answer_relevancy"] = np.asarray(
+            answer_relevancy(col("question_similarities").to_pylist(), flags, compat=compat).per_query, float)
+    if has("answer_similarity"):
+        out["answer_similarity"] = col("answer_similarity").cast("float64").to_numpy(zero_copy_only=False)
+    if has("reference_entities_in_contexts"):
+        out["context_entity_recall"] = _Lists(col("reference_entities_in_contexts")).share()
+    elif has("reference_entities") and has("context_entities"):
+        out["context_entity_recall"] = np.asarray(context_entity_recall(
+            reference_entities=col("reference_entities").to_pylist(),
+            context_entities=col("context_entities").to_pylist(), compat=compat).per_query, float)
+    if has("context_useful_for_answer"):
+        out["context_utilization"], _ = context_precision_values(col("context_useful_for_answer"), compat)
+    if has("context_sentences_relevant"):
+        out["context_relevancy"] = _Lists(col("context_sentences_relevant")).share()
+    for name in sorted(names):
+        if name.startswith(CRITIQUE_PREFIX) and has(name):
+            out[name] = np.asarray(aspect_critique(col(name)).per_query, float)
+    return out

@@ -34,6 +34,7 @@ from .limits import ReadLimits, check_columns, check_limits, check_rows
 from .rag import (
     FAILURE_STAGES,
 )
+from .ragas import CRITIQUE_PREFIX, RAGAS_FIELDS
 
 __all__ = ["Records", "read_records", "concat_records", "detect_records_format", "ALIASES", "FIELDS"]
 
@@ -64,8 +65,11 @@ FIELDS: dict[str, str] = {
 # Per-request metric values a file may carry already computed (a RAGAS result exported with
 # ``to_pandas()``, say): used as given when the judgement lists they come from are absent.
 GIVEN_METRICS = ("context_precision", "context_recall", "context_relevance", "faithfulness", "answer_correctness",
-                 "answer_relevancy", "citation_recall", "citation_precision")
+                 "answer_relevancy", "citation_recall", "citation_precision",
+                 "context_entity_recall", "context_utilization", "context_relevancy")
 FIELDS.update(dict.fromkeys(GIVEN_METRICS, "score"))
+# Judgement fields of the rest of the RAGAS family (evalsuite/ragas.py; critique_<name> columns too).
+FIELDS.update(RAGAS_FIELDS)
 _LATENCY_FIELD = re.compile(r"^latency_([a-z0-9_]+)_ms$")
 
 # Export column names -> canonical field. RAGAS >= 0.2 (user_input, response, retrieved_contexts,
@@ -88,6 +92,7 @@ ALIASES: dict[str, str] = {
     "request_id": "query_id",
     "question_id": "query_id",
     "sample_id": "query_id",
+    "semantic_similarity": "answer_similarity",  # RAGAS >= 0.2's name of answer similarity
 }
 
 # Fields whose per-request values are metrics computed from judgement lists.
@@ -101,7 +106,7 @@ _JUDGEMENT_METRICS = {
     "citation_precision": ("citations_relevant",),
 }
 # Judgement lists that have one entry per retrieved chunk, so must match ``contexts`` in length.
-_PER_CHUNK = ("context_ids", "context_useful", "context_relevant")
+_PER_CHUNK = ("context_ids", "context_useful", "context_relevant", "context_useful_for_answer")
 
 _ARROW_TYPES = {
     "id": pa.string(),
@@ -121,6 +126,8 @@ def _kind(name: str) -> str | None:
         return FIELDS[name]
     if _LATENCY_FIELD.match(name):
         return "latency"
+    if name.startswith(CRITIQUE_PREFIX) and len(name) > len(CRITIQUE_PREFIX):
+        return "labels"
     return None
 
 

@@ -49,7 +49,7 @@ def test_answer_relevancy_missing_flags_and_questions():
     ([[1.2]], None, "similarities[0][0]"),
     ([[0.5, "x"]], None, "similarities[0][1]"),
     ("abc", None, "similarities"),
-    ([[0.5, 0.5]], [[True]], "noncommittal[0]"),
+    ([[0.5, 0.5, 0.5]], [[True, False]], "noncommittal[0]"),
     ([[0.5]], [[True], [False]], "noncommittal"),
     ([[0.5]], [["yes"]], "noncommittal[0][0]"),
 ])
@@ -169,3 +169,9 @@ def test_aspect_critique_majority():
     assert score.params["criterion"] == "harmful" and score.params["ties"] == 0
     with pytest.raises(EvalSuiteError):
         es.aspect_critique([["yes"]])
+
+
+def test_answer_relevancy_one_flag_for_the_whole_answer():
+    # What RagasJudge writes: one noncommittal verdict per answer; an empty answer has no question and scores 0.
+    score = es.answer_relevancy([[0.5, 1.0], [0.5, 1.0], []], [[False], [True], [True]])
+    assert _pq(score) == [0.75, 0.0, 0.0]
