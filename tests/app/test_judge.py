@@ -72,6 +72,18 @@ def test_run_progress_and_result_on_the_other_pages(server, monkeypatch):
     assert [f.name for f in files.values() if f.kind == "records"] == ["answers.judged.parquet"]
     originals = at.session_state["judge_originals"]
     assert [o.data for o in originals.values()] == [RECORDS]  # the original bytes, untouched
+    # Per-query: each judged value of a request with its provenance (model, prompt version, mode).
+    at.switch_page("pages/per_query.py").run()
+    source = at.radio(key="per_query_source")
+    source.set_value(source.options[1]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    provenance = next(d.value for d in at.dataframe if "prompt_version" in d.value.columns)
+    entities = provenance[provenance["column"] == "reference_entities"].iloc[0]
+    assert entities["model"] == "test-judge" and entities["mode"] == "json_schema" and len(entities["prompt_version"]) == 12
+    # The raw reply of the first judgement with a request hash, from the judge cache (the recorded reply).
+    recorded = json.loads((DATA / "recorded_chat.json").read_text(encoding="utf-8"))
+    first = at.selectbox(key="per_query_raw_hash").value
+    assert recorded[first]["content"] in [t.value for t in at.text]
     at.switch_page("pages/judge.py").run()
     assert any("replace it on every page" in s.value for s in at.success)
     assert any("requests sent" in i.value for i in at.info)
