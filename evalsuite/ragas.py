@@ -72,6 +72,34 @@ CRITIQUE_PREFIX = "critique_"
 FACTUAL_MODES = ("f1", "precision", "recall")
 
 
+def _texts_or_judgements(function):
+    """Let a list function take raw texts plus a judge: ``f(texts=[...], judge=RagasJudge(...))``
+    judges the texts (:func:`evalsuite.ragas_judge.score_texts`) and scores the judgements."""
+    import functools
+
+    @functools.wraps(function)
+    def wrapper(*args, texts=None, judge=None, **kwargs):
+        if texts is None and judge is None:
+            return function(*args, **kwargs)
+        if args or texts is None or judge is None:
+            raise EvalSuiteError("give judgements, or texts= with judge=", field="texts" if texts is None else "judge")
+        from .ragas_judge import score_texts
+
+        return score_texts(function.__name__, texts, judge, **kwargs)
+
+    wrapper.__doc__ = (function.__doc__ or "") + _TEXTS_NOTE
+    return wrapper
+
+
+_TEXTS_NOTE = """
+    Notes
+    -----
+    From raw texts: ``texts=`` (Records, or one dict per request with question, answer,
+    contexts, reference) and ``judge=`` (:class:`evalsuite.ragas_judge.RagasJudge`) judge them
+    first, then score the judgements with the options given.
+"""
+
+
 def _lists_of_floats(values, arg: str) -> list:
     """Per request a list of floats in 0..1 (None entries kept), or None for the request."""
     if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
@@ -99,6 +127,7 @@ def _lists_of_floats(values, arg: str) -> list:
 # Answer relevancy and answer similarity.
 
 
+@_texts_or_judgements
 def answer_relevancy(similarities, noncommittal=None, *, compat: str | None = None) -> Score:
     """Answer relevancy (RAGAS): mean cosine similarity of questions generated from the answer
     with the real question; 0 for an answer the judge calls noncommittal.
@@ -194,6 +223,7 @@ def answer_relevancy(similarities, noncommittal=None, *, compat: str | None = No
                                             "majority of flags say noncommittal" + (" (ragas: all flags)" if compat else "")))
 
 
+@_texts_or_judgements
 def answer_similarity(similarity, *, threshold: float | None = None) -> Score:
     """Answer similarity (RAGAS semantic similarity): embedding cosine of answer and reference.
 
@@ -274,6 +304,7 @@ def fbeta_values(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, defined: np.nda
     return out
 
 
+@_texts_or_judgements
 def factual_correctness(answer_in_reference, reference_in_answer=None, *, mode: str = "f1",
                         beta: float = 1.0) -> Score:
     """Factual correctness (RAGAS): precision, recall or F-beta of the answer's claims against
@@ -447,6 +478,7 @@ def entities_found(reference_entities, context_entities, *, compat: str | None =
     return out
 
 
+@_texts_or_judgements
 def context_entity_recall(entities_in_contexts=None, *, reference_entities=None, context_entities=None,
                           compat: str | None = None) -> Score:
     """Context entity recall (RAGAS): share of the reference's entities found in the contexts,
@@ -502,6 +534,7 @@ def context_entity_recall(entities_in_contexts=None, *, reference_entities=None,
                                         definition="reference entities found in the contexts / reference entities"))
 
 
+@_texts_or_judgements
 def context_utilization(useful_for_answer, *, compat: str | None = None) -> Score:
     """Context utilization (RAGAS): context precision with the answer in place of the reference.
 
@@ -541,6 +574,7 @@ def context_utilization(useful_for_answer, *, compat: str | None = None) -> Scor
                                  definition="average precision of the chunks useful for the answer"))
 
 
+@_texts_or_judgements
 def context_relevancy(sentences_relevant) -> Score:
     """Context relevancy (RAGAS's older, sentence-level form): context sentences relevant to the
     question / context sentences.
@@ -576,6 +610,7 @@ def context_relevancy(sentences_relevant) -> Score:
                                         definition="relevant context sentences / context sentences"))
 
 
+@_texts_or_judgements
 def aspect_critique(votes, *, name: str | None = None) -> Score:
     """Aspect critique (RAGAS ``AspectCritic``): a yes/no verdict on a user-defined criterion,
     decided per request by the majority of the judge's votes; per system the share of yes.

@@ -28,7 +28,7 @@ from .judges._base import JudgedRecords, JudgeStats, Provenance, write_columns
 from .judges.prompts import Prompt
 from .ragas import CRITIQUE_PREFIX, RAGAS_FIELDS, entities_found
 
-__all__ = ["RagasJudge", "RAGAS_PROMPTS", "METRIC_NEEDS", "JUDGED_METRICS", "coverage_of", "split_sentences",
+__all__ = ["RagasJudge", "score_texts", "RAGAS_PROMPTS", "METRIC_NEEDS", "JUDGED_METRICS", "coverage_of", "split_sentences",
            "critique_column", "RagasEstimate"]
 
 _JSON = "Reply with one JSON object and nothing else."
@@ -620,3 +620,84 @@ def _rows(records) -> list[dict]:
     cols = {name: (table.column(name).to_pylist() if name in table.column_names else [None] * n)
             for name in ("question", "answer", "reference", "contexts")}
     return [{name: cols[name][i] for name in cols} for i in range(n)]
+
+
+# The judgement columns each list function of evalsuite.ragas reads, in its argument order.
+_ARGUMENTS = {
+    "answer_relevancy": ("question_similarities", "answer_noncommittal"),
+    "answer_similarity": ("answer_similarity",),
+    "factual_correctness": ("answer_claims_in_reference", "reference_claims_in_answer"),
+    "context_entity_recall": ("reference_entities_in_contexts",),
+    "context_utilization": ("context_useful_for_answer",),
+    "context_relevancy": ("context_sentences_relevant",),
+}
+
+
+def score_texts(metric: str, texts, judge: RagasJudge, **options):
+    """A metric of :mod:`evalsuite.ragas` from raw texts: judge them, then score the judgements.
+
+    What ``es.answer_relevancy(texts=..., judge=...)`` (and the other list functions) call.
+
+    Parameters
+    ----------
+    metric : str
+        ``answer_relevancy``, ``answer_similarity``, ``factual_correctness``,
+        ``context_entity_recall``, ``context_utilization``, ``context_relevancy`` or ``aspect_critique``.
+    texts : evalsuite.Records or sequence of dict
+        Per request ``question``, ``answer``, ``contexts`` (list of str), ``reference`` as the
+        metric needs (:data:`METRIC_NEEDS`); ``query_id`` optional.
+    judge : RagasJudge
+        Its LLM judge, embedder, strictness and aspects are used for this metric alone.
+    **options
+        The metric function's own options (``compat``, ``threshold``, ``mode``, ``beta``, ``name``
+        of the aspect when the judge has several).
+
+    Returns
+    -------
+    Score
+        As the metric function, plus ``params["judged"]``: the judge run's counts.
+
+    Raises
+    ------
+    EvalSuiteError
+        ``judge`` not a RagasJudge, an unknown metric, texts that are not records or dicts.
+
+    Examples
+    --------
+    >>> from evalsuite.judges import LLMJudge
+    >>> judge = RagasJudge(LLMJudge("m", base_url="http://127.0.0.1:9/v1", cache=":memory:"),
+    ...                    metrics=["context_relevancy"])
+    >>> score_texts("context_relevancy", [{"question": "Who?", "contexts": []}], judge)  # no sentence: undefined
+    Score(context_relevancy=nan, n=1, coverage=0.000)
+    """
+    import evalsuite as es
+    from . import ragas
+
+    if not isinstance(judge, RagasJudge):
+        raise EvalSuiteError("judge must be a RagasJudge (evalsuite.ragas_judge)", field="judge",
+                             value=type(judge).__name__)
+    if metric not in _ARGUMENTS and metric != "aspect_critique":
+        raise EvalSuiteError("no list function of this name judges texts", field="metric", value=metric)
+    if isinstance(texts, es.Records):
+        records = texts
+    else:
+        if isinstance(texts, (str, bytes)) or not all(isinstance(t, dict) for t in texts):
+            raise EvalSuiteError("texts must be Records or one dict per request", field="texts")
+        records = es.Records.from_rows([{"query_id": str(i + 1), **t} for i, t in enumerate(texts)])
+    aspects = judge.aspects
+    if metric == "aspect_critique":
+        name = options.get("name") or (next(iter(aspects)) if len(aspects) == 1 else None)
+        if name not in aspects:
+            raise EvalSuiteError("name the aspect to score", field="name", value=name)
+        aspects = {name: aspects[name]}
+        options["name"] = name
+    one = RagasJudge(judge.llm, judge._embedder, metrics=[metric], strictness=judge.strictness,
+                     aspects=aspects if metric == "aspect_critique" else None, aspect_strictness=judge.aspect_strictness)
+    judged = one.judge(records)
+    judge._embedder = one._embedder  # keep a loaded model for the next call
+    table = judged.records.table
+    columns = [critique_column(options["name"])] if metric == "aspect_critique" else _ARGUMENTS[metric]
+    arguments = [table.column(c).to_pylist() if c in table.column_names else None for c in columns]
+    score = getattr(ragas, metric)(*arguments, **options)
+    score.params["judged"] = judged.stats.as_dict()
+    return score

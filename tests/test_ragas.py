@@ -175,3 +175,18 @@ def test_answer_relevancy_one_flag_for_the_whole_answer():
     # What RagasJudge writes: one noncommittal verdict per answer; an empty answer has no question and scores 0.
     score = es.answer_relevancy([[0.5, 1.0], [0.5, 1.0], []], [[False], [True], [True]])
     assert _pq(score) == [0.75, 0.0, 0.0]
+
+
+def test_a_ragas_export_with_its_own_scores_stays_readable(tmp_path):
+    # RAGAS's to_pandas() columns: the scores are used as given (and said so), semantic_similarity is answer_similarity.
+    path = tmp_path / "ragas_export.jsonl"
+    rows = [{"user_input": "q?", "response": "a", "retrieved_contexts": ["c"], "reference": "r",
+             "context_entity_recall": 0.5, "context_utilization": 1.0, "semantic_similarity": 0.8, "faithfulness": 1.0},
+            {"user_input": "q2?", "response": "b", "retrieved_contexts": ["d"], "reference": "s",
+             "context_entity_recall": 0.0, "context_utilization": 0.5, "semantic_similarity": 0.6, "faithfulness": 0.5}]
+    path.write_text("".join(__import__("json").dumps(r) + "\n" for r in rows), encoding="utf-8")
+    report = es.evaluate_records(es.read_records(path, system="ragas"))
+    means = report.means["ragas"]
+    assert means["context_entity_recall"] == 0.25 and means["context_utilization"] == 0.75
+    assert means["answer_similarity"] == pytest.approx(0.7) and means["faithfulness"] == 0.75
+    assert {"context_entity_recall", "context_utilization"} <= set(report.params["given_metrics"])

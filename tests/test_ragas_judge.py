@@ -174,3 +174,20 @@ def test_sentences_split_by_pysbd():
     assert split_sentences("Dr. Smith arrived at 5 p.m. on Monday. He left.") == [
         "Dr. Smith arrived at 5 p.m. on Monday.", "He left."]
     assert split_sentences("  ") == []
+
+
+def test_list_functions_take_texts_and_a_judge(server, embedder, records):
+    rows = [{k: v for k, v in r.items() if k in ("question", "answer", "contexts", "reference")}
+            for r in records.table.to_pylist()]
+    judge = make(server, embedder)
+    entity = es.context_entity_recall(texts=rows, judge=judge)
+    # Recorded entities: r1 3/3, r2 2/3, r3 4/4, r4 (no contexts) 0/2, r5 GN {France, Paris} both in CN.
+    assert entity.per_query.tolist() == pytest.approx([1.0, 2 / 3, 1.0, 0.0, 1.0])
+    critique = es.aspect_critique(texts=rows, judge=judge)
+    assert critique.params["criterion"] == "concise" and critique.params["judged"]["judgements"] > 0
+    relevancy = es.answer_relevancy(texts=rows, judge=judge, compat="ragas")
+    assert relevancy.per_query[1] == 0.0 and relevancy.params["compat"] == "ragas"  # r2: noncommittal
+    with pytest.raises(EvalSuiteError):
+        es.context_relevancy(texts=rows)  # a judge is needed
+    with pytest.raises(EvalSuiteError):
+        es.context_relevancy(texts=rows, judge=object())
