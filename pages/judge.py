@@ -147,6 +147,13 @@ def render() -> None:
         st.info("Choose at least one system and one metric.", icon=":material/info:")
         _progress()
         return
+    if any("llm" in METRIC_NEEDS[m][1] for m in metrics) and not settings.get("model"):
+        st.info("Name the judge model (and the endpoint, unless the server's environment sets it) to see the "
+                "estimate and start." if not judge_jobs.is_hosted() else
+                "The operator's secrets name no judge model: these metrics cannot be judged here.",
+                icon=":material/info:")
+        _progress()
+        return
     try:
         judge = judge_jobs.build_judge(settings, metrics, aspects, int(strictness), int(votes))
         estimate = judge.estimate(subset)
