@@ -11,7 +11,7 @@
 3. 1,000 answer/reference pairs embedded by the MiniLM judge (RAGTruth answers and their first
    retrieved passage, repeated to 1,000), on all cores; next to the bare onnxruntime session.
 
-Results are printed and written to results/judges.md.
+Results are printed and written to results/judges_<parts>.md.
 """
 
 from __future__ import annotations
@@ -180,17 +180,35 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--delay", type=float, default=0.05)
+    parser.add_argument("--parts", default="llm,cached,embedding_short,embedding",
+                        help="comma-separated: llm, cached, embedding_short, embedding")
     args = parser.parse_args()
     if args.serve is not None:
         return serve(args.serve)
-    llm = bench_llm(args.judgements, args.delay, args.concurrency)
-    print(f"LLM judge: {llm}", flush=True)
-    cached = bench_cached(args.cached)
-    print(f"cached replay: {cached}", flush=True)
-    emb_short = bench_embedding(args.pairs, short=True)
-    print(f"embedding, short texts: {emb_short}", flush=True)
-    emb = bench_embedding(args.pairs)
-    print(f"embedding: {emb}", flush=True)
+    parts = set(args.parts.split(","))
+    rows = []
+    if "llm" in parts:
+        llm = bench_llm(args.judgements, args.delay, args.concurrency)
+        print(f"LLM judge: {llm}", flush=True)
+        rows.append(f"| {llm['judgements']:,} LLM judgements, {llm['concurrency']} in flight, server answers in "
+                    f"{llm['delay_s'] * 1000:.0f} ms | {llm['evalsuite_s']:.1f} s | bare openai client "
+                    f"{llm['bare_openai_s']:.1f} s (ideal {llm['ideal_s']:.1f} s) | "
+                    f"{llm['evalsuite_s'] / llm['bare_openai_s']:.2f} | < 30 s |")
+    if "cached" in parts:
+        cached = bench_cached(args.cached)
+        print(f"cached replay: {cached}", flush=True)
+        rows.append(f"| {cached['judgements']:,} cached judgements replayed | {cached['evalsuite_s']:.1f} s | "
+                    f"SQLite lookups alone {cached['sqlite_lookups_s']:.1f} s | "
+                    f"{cached['evalsuite_s'] / cached['sqlite_lookups_s']:.2f} | < 5 s |")
+    for short in (True, False):
+        if ("embedding_short" if short else "embedding") not in parts:
+            continue
+        emb = bench_embedding(args.pairs, short=short)
+        print(f"embedding (short={short}): {emb}", flush=True)
+        what = "short pairs (question / first answer sentence)" if short else "RAGTruth answer / passage pairs"
+        rows.append(f"| {emb['pairs']:,} {what} embedded, MiniLM int8, {emb['tokens']:,} tokens | "
+                    f"{emb['evalsuite_s']:.1f} s (+ {emb['load_s']:.2f} s load) | onnxruntime alone "
+                    f"{emb['onnxruntime_only_s']:.1f} s | {emb['evalsuite_s'] / emb['onnxruntime_only_s']:.2f} | < 10 s |")
     load = os.getloadavg()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?") \
@@ -199,19 +217,11 @@ def main() -> None:
         "# Judges benchmark", "",
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {commit}, {cpu}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}, load average at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
-        "(the machine is shared). `python benchmarks/judges.py`.", "",
-        "| what | EvalSuite | floor | ratio | target |", "|---|---|---|---|---|",
-        f"| {llm['judgements']:,} LLM judgements, {llm['concurrency']} in flight, server answers in "
-        f"{llm['delay_s'] * 1000:.0f} ms | {llm['evalsuite_s']:.1f} s | bare openai client {llm['bare_openai_s']:.1f} s "
-        f"(ideal {llm['ideal_s']:.1f} s) | {llm['evalsuite_s'] / llm['bare_openai_s']:.2f} | < 30 s |",
-        f"| {cached['judgements']:,} cached judgements replayed | {cached['evalsuite_s']:.1f} s | "
-        f"SQLite lookups alone {cached['sqlite_lookups_s']:.1f} s | {cached['evalsuite_s'] / cached['sqlite_lookups_s']:.1f} | < 5 s |",
-        f"| {emb['pairs']:,} answer/reference pairs embedded (MiniLM int8, {emb['tokens']:,} tokens) | "
-        f"{emb['evalsuite_s']:.1f} s (+ {emb['load_s']:.2f} s load) | onnxruntime alone {emb['onnxruntime_only_s']:.1f} s | "
-        f"{emb['evalsuite_s'] / emb['onnxruntime_only_s']:.2f} | < 10 s |", "",
+        f"(the machine is shared). `python benchmarks/judges.py --parts {args.parts}`.", "",
+        "| what | EvalSuite | floor | ratio | target |", "|---|---|---|---|---|", *rows, "",
     ]
     (BENCH / "results").mkdir(exist_ok=True)
-    (BENCH / "results" / "judges.md").write_text("\n".join(lines), encoding="utf-8")
+    (BENCH / "results" / f"judges_{args.parts.replace(',', '_')}.md").write_text("\n".join(lines), encoding="utf-8")
     print("\n".join(lines))
 
 

@@ -59,3 +59,15 @@ def test_not_a_database_raises_an_evalsuite_error(tmp_path):
 def test_default_path_is_in_the_data_directory(monkeypatch, tmp_path):
     monkeypatch.setenv("EVALSUITE_DATA_DIR", str(tmp_path))
     assert default_cache_path() == tmp_path / "judge_cache.sqlite3"
+
+
+def test_preloaded_cache_answers_as_sqlite_does(tmp_path):
+    path = tmp_path / "c.sqlite3"
+    with JudgeCache(path) as cache:
+        cache.put("a", {"r": 1}, {"content": "A"})
+    cache = JudgeCache(path)
+    assert cache.preload() is True
+    assert cache.get("a") == {"content": "A"} and cache.get("b") is None
+    cache.put("b", {"r": 2}, {"content": "B"})
+    assert cache.get("b") == {"content": "B"} and JudgeCache(path).get("b") == {"content": "B"}
+    assert JudgeCache(path).preload(max_rows=1) is False  # too many rows: lookups stay in SQLite

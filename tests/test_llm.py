@@ -260,3 +260,12 @@ def test_the_fast_cache_key_is_the_request_hash():
     messages = prompt.messages(question="Q \u00e9 \"quoted\"", reference="R", chunk="C\n\u0000")
     for mode in ("json_schema", "json_object", "text"):
         assert judge._key(prompt, canonical_json(messages), mode) == request_hash(judge._request(prompt, messages, mode))
+
+
+def test_empty_question_or_reference_leaves_per_chunk_judgements_unjudged(server):
+    records = es.Records.from_rows([{"query_id": "e1", "question": " ", "answer": "", "reference": "",
+                                     "contexts": ["Some passage."]}])
+    judged = make_judge(server).judge(records)
+    assert judged.stats.calls == 0  # an unrecorded call would also fail the server fixture
+    assert column(judged, "context_useful")["e1"] is None and column(judged, "context_relevant")["e1"] is None
+    assert column(judged, "answer_claims_supported")["e1"] == [] and column(judged, "reference_claims_supported")["e1"] == []

@@ -130,9 +130,28 @@ class JudgeCache:
         except (sqlite3.DatabaseError, OSError) as exc:
             raise EvalSuiteError(f"cannot open the judge cache: {exc}", source=self.path, field="cache") from None
         self._lock = threading.Lock()
+        self._memory: dict[str, str] | None = None
+
+    def preload(self, max_rows: int = 500_000) -> bool:
+        """Read every stored response into memory at once when there are at most ``max_rows``.
+
+        A run that replays many cached calls then looks each up in a dict instead of SQLite
+        (one sequential read instead of a random read per call). Returns whether it loaded.
+        """
+        with self._lock:
+            if self._memory is not None:
+                return True
+            if self._conn.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0] > max_rows:
+                return False
+            self._memory = dict(self._conn.execute("SELECT request_hash, response FROM judge_calls"))
+        return True
 
     def get(self, key: str) -> dict | None:
         """The stored response of request ``key``, or None."""
+        memory = self._memory
+        if memory is not None:
+            text = memory.get(key)
+            return None if text is None else json.loads(text)
         with self._lock:
             row = self._conn.execute("SELECT response FROM judge_calls WHERE request_hash = ?", (key,)).fetchone()
         return None if row is None else json.loads(row[0])
@@ -145,10 +164,12 @@ class JudgeCache:
 
     def put(self, key: str, request: dict, response: dict) -> None:
         """Store one answered call (the first answer of a request is kept)."""
+        text = canonical_json(response)
         with self._lock:
+            if self._memory is not None:
+                self._memory.setdefault(key, text)
             self._conn.execute("BEGIN")
-            self._conn.execute("INSERT OR IGNORE INTO judge_calls VALUES (?, ?, ?)",
-                               (key, canonical_json(response), time.time()))
+            self._conn.execute("INSERT OR IGNORE INTO judge_calls VALUES (?, ?, ?)", (key, text, time.time()))
             self._conn.execute("INSERT OR IGNORE INTO judge_requests VALUES (?, ?)", (key, canonical_json(request)))
             self._conn.execute("COMMIT")
 

@@ -536,8 +536,8 @@ class LLMJudge:
         for column, needs in (("context_useful", reference), ("context_relevant", question)):
             if column not in wanted:
                 continue
-            if contexts is None or needs is None:
-                out[column] = None
+            if contexts is None or needs is None or not needs.strip():
+                out[column] = None  # nothing to judge the chunks against: not judged
                 continue
             if not contexts:
                 provs.append(self._rule(column, "no contexts"))
@@ -590,7 +590,7 @@ class LLMJudge:
                     planned.append((PROMPTS["reference_claims_in_answer"], {"premise": answer, "claims": reference},
                                     len(reference) // 40 * 3 + 12, False))
             for column, needs in (("context_useful", reference), ("context_relevant", row.get("question"))):
-                if column in wanted and contexts and needs is not None:
+                if column in wanted and contexts and needs and needs.strip():
                     for chunk in contexts:
                         planned.append((PROMPTS[column], {"question": question, "reference": reference or "", "chunk": chunk}, 8, True))
             for prompt, fields, out_tokens, knowable in planned:
@@ -637,6 +637,7 @@ class LLMJudge:
             The endpoint refused the key or does not know the model (the run stops).
         """
         rows = _rows(records)
+        self.cache.preload()  # a rerun replays from memory
         results: list = [None] * len(rows)
         done = 0
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.concurrency)
