@@ -112,3 +112,29 @@ def test_hosted_dashboard_takes_no_endpoint_from_the_visitor(monkeypatch):
     assert not [t for t in at.text_input if t.key == "judge_base_url"]
     page_text = " ".join(texts([*at.caption, *at.markdown, *at.text]))
     assert "op-model" in page_text and "sk-operator-secret" not in page_text and "10.0.0.5" not in page_text
+
+
+def test_the_new_metrics_on_compare():
+    # Two systems on the same six requests, with the judgement columns the Judge page writes.
+    rows = []
+    for q in range(6):
+        for system, good in (("a", True), ("b", False)):
+            rows.append({"query_id": f"q{q}", "system": system,
+                         "reference_entities_in_contexts": [good, q % 2 == 0],
+                         "context_useful_for_answer": [good, True], "critique_polite": [good]})
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    at = open_page("compare", pending=[("records", "pair.jsonl", data)], clear=True)
+    assert not at.exception, [e.value for e in at.exception]
+    assert {"context_entity_recall", "context_utilization", "critique_polite"} <= set(
+        at.multiselect(key="compare_record_metrics").options)
+    at.multiselect(key="compare_record_metrics").set_value(["context_entity_recall"]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = next(d.value for d in at.dataframe if "context_entity_recall" in d.value.to_string())
+    # a: (1 + 0.5) / 2 per pair of requests = 0.75; b: (0.5 + 0) / 2 = 0.25 (hand-computed)
+    row = table.iloc[0]
+    assert (row["mean_baseline"], row["mean_system"], row["diff"]) == pytest.approx((0.75, 0.25, -0.5))
+    assert (row["losses"], row["n_queries"]) == (6, 6)
+    from scipy.stats import wilcoxon
+
+    # Per request: a 1.0 / 0.5 alternating, b 0.5 / 0.0: six differences of -0.5.
+    assert row["p_value"] == pytest.approx(wilcoxon([-0.5] * 6).pvalue)
