@@ -15,7 +15,11 @@ from evalsuite import display
 _RECORD_TEXT = ("question", "answer", "reference", "error")
 _RECORD_LISTS = ("context_useful", "context_relevant", "answer_claims_supported", "reference_claims_supported",
                  "answer_claims_in_reference", "reference_claims_in_answer", "statements_cited_supported",
-                 "citations_relevant", "context_ids", "relevant_ids")
+                 "citations_relevant", "context_ids", "relevant_ids",
+                 # the rest of the RAGAS family (Judge page, evalsuite/ragas_judge.py)
+                 "generated_questions", "question_similarities", "answer_noncommittal", "reference_entities",
+                 "context_entities", "reference_entities_in_contexts", "context_useful_for_answer",
+                 "context_sentences_relevant")
 
 
 def _select_query(table_key: str, ids_key: str) -> None:
@@ -136,8 +140,8 @@ def _records_view() -> None:
                                       **{f: list(v) for f, v in labels.items()}})
         st.dataframe(context_table, hide_index=True, width="stretch")
         ui.download_csv(context_table, f"contexts_{system}_{query}.csv", key="per_query_contexts_csv")
-    judgements = {f: list(record[f]) for f in _RECORD_LISTS if f in record and record[f] is not None
-                  and not isinstance(record[f], float)}
+    judgements = {f: list(record[f]) for f in (*_RECORD_LISTS, *(c for c in record.index if c.startswith("critique_")))
+                  if f in record and record[f] is not None and not isinstance(record[f], float)}
     if judgements:
         st.markdown("**judgements** (None = not judged)")
         judgement_table = pd.DataFrame({"field": list(judgements), "values": [str(v) for v in judgements.values()]})

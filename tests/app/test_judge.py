@@ -77,6 +77,10 @@ def test_run_progress_and_result_on_the_other_pages(server, monkeypatch):
     source = at.radio(key="per_query_source")
     source.set_value(source.options[1]).run()
     assert not at.exception, [e.value for e in at.exception]
+    judgements = next(d.value for d in at.dataframe if list(d.value.columns) == ["field", "values"])
+    judged_fields = dict(zip(judgements["field"], judgements["values"]))
+    shown = judged_fields["reference_entities_in_contexts"]  # r1, from the recorded entities: all three found
+    assert shown.count("True") == 3 and "False" not in shown, shown
     provenance = next(d.value for d in at.dataframe if "prompt_version" in d.value.columns)
     entities = provenance[provenance["column"] == "reference_entities"].iloc[0]
     assert entities["model"] == "test-judge" and entities["mode"] == "json_schema" and len(entities["prompt_version"]) == 12
