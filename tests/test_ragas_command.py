@@ -62,3 +62,18 @@ def test_bad_settings_exit_2(tmp_path, capsys, extra, message):
     code = main(["ragas", str(DATA / "records.jsonl"), "-o", str(tmp_path / "x.parquet"), "--model", "m",
                  "--base-url", "http://127.0.0.1:9/v1", "--cache", str(tmp_path / "c.sqlite"), *extra])
     assert code == 2 and message in capsys.readouterr().err
+
+
+def test_budget_stop_exits_3_and_a_rerun_resumes(server, tmp_path, capsys):
+    base = ["ragas", str(DATA / "records.jsonl"), "-o", str(tmp_path / "x.jsonl"), "--model", "test-judge",
+            "--base-url", server.base_url, "--metrics", "context_utilization", "--cache", str(tmp_path / "c.sqlite"),
+            "--price-input", "1000", "--price-output", "1000"]
+    # At 1000 per million tokens a request reserves about 1.5 (its bytes + 1024 output tokens) and costs about
+    # 0.3: one request at a time, 2.0 buys a few of the 6 (one per chunk of r1, r2, r3, r5), not all.
+    code = main([*base, "--budget", "2.0", "--concurrency", "1"])
+    err = capsys.readouterr().err
+    assert code == 3 and "budget" in err, err
+    sent = server.requests
+    assert 0 < sent < 6
+    assert main(base) == 0  # no budget: the rest is judged, the answered calls come from the cache
+    assert server.requests == 6
