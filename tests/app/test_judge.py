@@ -142,3 +142,21 @@ def test_the_new_metrics_on_compare():
 
     # Per request: a 1.0 / 0.5 alternating, b 0.5 / 0.0: six differences of -0.5.
     assert row["p_value"] == pytest.approx(wilcoxon([-0.5] * 6).pvalue)
+
+
+def test_judging_some_records_keeps_the_others_in_the_new_version(server, monkeypatch):
+    at = _judge_page(server, monkeypatch, metrics=["context_entity_recall"])
+    at.number_input(key="judge_limit").set_value(1).run()  # r1 (rag) and r4 (bm25)
+    at.button(key="judge_start").click().run()
+    _wait(at, lambda j: not j.running)
+    job = at.session_state["judge_job"]
+    assert job.status == "done", job.message
+    assert job.rows == [0, 3]
+    at.switch_page("pages/rag_quality.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    summary = at.dataframe[0].value
+    # rag: only r1 judged (3 of 3 entities) of its 3 records; bm25: r4 (no contexts: 0 of 2) of 2.
+    assert summary.loc["rag", "context_entity_recall"] == 1.0
+    assert summary.loc["rag", "context_entity_recall coverage"] == pytest.approx(1 / 3)
+    assert summary.loc["bm25", "context_entity_recall"] == 0.0
+    assert summary.loc["bm25", "context_entity_recall coverage"] == pytest.approx(1 / 2)
