@@ -191,3 +191,15 @@ def test_list_functions_take_texts_and_a_judge(server, embedder, records):
         es.context_relevancy(texts=rows)  # a judge is needed
     with pytest.raises(EvalSuiteError):
         es.context_relevancy(texts=rows, judge=object())
+
+
+def test_answer_similarity_alone_needs_no_llm(embedder, records):
+    judged = RagasJudge(None, embedder, metrics=["answer_similarity"]).judge(records)
+    assert judged.done == 5 and judged.stats.calls == 0
+    row = records.table.to_pylist()[0]
+    a, r = embedder.embed([row["answer"], row["reference"]])
+    expected = float(np.dot(a, r) / np.linalg.norm(a) / np.linalg.norm(r))
+    assert col(judged, "answer_similarity")["r1"] == pytest.approx(expected, abs=1e-6)
+    assert col(judged, "answer_similarity")["r3"] == 0.0  # empty answer: by rule
+    assert float(es.evaluate_records(judged.records).scores["bm25"]["answer_similarity"]) == pytest.approx(
+        np.mean([col(judged, "answer_similarity")["r4"], col(judged, "answer_similarity")["r5"]]))
