@@ -190,3 +190,16 @@ def test_a_ragas_export_with_its_own_scores_stays_readable(tmp_path):
     assert means["context_entity_recall"] == 0.25 and means["context_utilization"] == 0.75
     assert means["answer_similarity"] == pytest.approx(0.7) and means["faithfulness"] == 0.75
     assert {"context_entity_recall", "context_utilization"} <= set(report.params["given_metrics"])
+
+
+@pytest.mark.parametrize("answer_in_reference, reference_in_answer, mode, expected", [
+    # RAGAS tests/unit/test_factual_correctness.py (mock LLM): the verdicts its mocks return and the
+    # scores it asserts. Precision: response claims [1, 0] -> 1 / (1 + 1).
+    ([[True, False]], None, "precision", 0.5),
+    # Recall: response claim [1] (TP 1), reference claims [1, 0] (FN 1) -> 1 / (1 + 1).
+    ([[True]], [[True, False]], "recall", 0.5),
+    # Backward-compatibility case: one supported claim each way -> F1 1.0.
+    ([[True]], [[True]], "f1", 1.0),
+])
+def test_factual_correctness_reproduces_ragas_mock_llm_tests(answer_in_reference, reference_in_answer, mode, expected):
+    assert float(es.factual_correctness(answer_in_reference, reference_in_answer, mode=mode)) == expected
