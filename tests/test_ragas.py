@@ -203,3 +203,17 @@ def test_a_ragas_export_with_its_own_scores_stays_readable(tmp_path):
 ])
 def test_factual_correctness_reproduces_ragas_mock_llm_tests(answer_in_reference, reference_in_answer, mode, expected):
     assert float(es.factual_correctness(answer_in_reference, reference_in_answer, mode=mode)) == expected
+
+
+@pytest.mark.parametrize("arguments, expected", [
+    # RAGAS tests/unit/test_answer_correctness.py (mock LLM and embeddings), as judgement lists.
+    ({"answer_in_reference": [[True, False]], "reference_in_answer": [[True, False]]}, 0.5),  # TP 1, FP 1, FN 1
+    ({"answer_in_reference": [[True]], "reference_in_answer": [[True]], "weights": (1.0, 0.0)}, 1.0),  # factuality only
+    ({"answer_in_reference": [[True]], "reference_in_answer": [[True]], "similarity": [1.0],
+      "weights": (0.5, 0.5)}, 1.0),  # identical embeddings
+    ({"answer_in_reference": [[]], "reference_in_answer": [[]], "weights": (1.0, 0.0), "compat": "ragas"}, 1.0),
+])
+def test_answer_correctness_reproduces_ragas_mock_llm_tests(arguments, expected):
+    assert float(es.answer_correctness(**arguments)) == expected
+    if "compat" not in arguments:  # the F-beta path (mode/beta given) gives the same numbers at beta 1
+        assert float(answer_correctness_fbeta(**arguments)) == expected
