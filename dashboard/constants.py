@@ -36,6 +36,7 @@ PAGES = (  # the navigation's material icons ship with Streamlit's frontend (no 
     ("latency", "Latency", "latency", ":material/timer:"),
     ("failures", "Failures", "failures", ":material/error:"),
     ("compare", "Compare", "compare", ":material/compare_arrows:"),
+    ("judge", "Judge", "judge", ":material/gavel:"),
 )
 
 # Session state keys shared by several pages (page-local keys start with the page's name).

@@ -27,7 +27,7 @@ import streamlit as st
 
 import evalsuite
 
-from . import loaders, share, session, ui, view, workspaces
+from . import judge_jobs, loaders, share, session, ui, view, workspaces
 from .constants import KEY_QRELS, KEY_REL_LEVEL, PAGE_ICON, PAGES, REPO
 
 _running = threading.local()
@@ -104,6 +104,7 @@ def main() -> None:
     workspaces.open_from_url()
     session.start_session()
     session.process_pending()
+    judge_jobs.collect_finished()  # a finished judging run's records join the session, whatever the page
     workspaces.sync_url()
     pages = [_page(*spec, default=(i == 0)) for i, spec in enumerate(PAGES)]
     # The first page is served at "/". Its file is also served at its own path (/data), hidden in

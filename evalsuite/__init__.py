@@ -11,6 +11,10 @@
   :func:`context_relevance`, :func:`faithfulness`, :func:`answer_correctness`,
   :func:`citation_recall`, :func:`citation_precision`, :func:`latency_summary`,
   :func:`task_success_rate`, :func:`failure_attribution`;
+- the rest of the RAGAS family: :func:`answer_relevancy`, :func:`answer_similarity`,
+  :func:`factual_correctness`, :func:`context_entity_recall`, :func:`context_utilization`,
+  :func:`context_relevancy`, :func:`aspect_critique` (from judgements, or texts plus a judge);
+- failure stages from the judgements: :func:`attribute_failures`;
 - per-request records: :func:`read_records`, :func:`evaluate_records`;
 - every error is an :class:`EvalSuiteError` naming file, line, field and value; readers take
   :class:`ReadLimits` and ``isolate=True`` (a worker process with a time and memory cap).
@@ -46,6 +50,8 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     ".records": ("Records", "detect_records_format", "read_records", "concat_records"),
     "._records_eval": ("RecordsReport", "evaluate_records"),
     "._compare": ("compare", "compare_per_query", "compare_records", "ComparisonReport"),
+    ".ragas": ("answer_relevancy", "answer_similarity", "factual_correctness", "context_entity_recall",
+               "context_utilization", "context_relevancy", "aspect_critique"),
     ".attribution": ("attribute_failures", "with_attributed_failures", "ATTRIBUTION_RULES"),
 }
 _MODULE_OF = {name: module for module, names in _PUBLIC.items() for name in names}
@@ -80,6 +86,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names load
     from .rag import (FAILURE_STAGES, answer_correctness, citation_precision, citation_recall,
                       context_precision, context_recall, context_relevance, failure_attribution,
                       faithfulness, latency_summary, task_success_rate)
+    from .ragas import (answer_relevancy, answer_similarity, aspect_critique, context_entity_recall,
+                        context_relevancy, context_utilization, factual_correctness)
     from .ranking import (hit_rate_at_k, mean_average_precision_at_k, mrr, ndcg_at_k,
                           precision_at_k, recall_at_k)
     from .records import Records, concat_records, detect_records_format, read_records

@@ -179,6 +179,9 @@ def _per_record_metrics(table: pa.Table, compat: str | None, k: int, rel_level: 
         out["success"] = table.column("success").combine_chunks().cast(pa.float64()).to_numpy(zero_copy_only=False)
     if has("context_ids") and has("relevant_ids"):
         out.update(_ranking_per_record(table, k, rel_level))
+    from .ragas import per_record_values  # the rest of the RAGAS family (evalsuite/ragas.py)
+
+    out.update(per_record_values(table, compat))
     _choose_sources(table, out, warnings, given, sources)
     return out
 
@@ -417,6 +420,7 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
     210.0
     """
     from ._validate import check_compat, check_cutoff, check_rel_level
+    from .ragas import ragas_convention
 
     check_compat(compat)
     k = check_cutoff(k, allow_none=False)
@@ -458,7 +462,7 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
             "convention": "value given in the file (e.g. a RAGAS export), averaged where defined"
             + ("; lower is better" if m in LOWER_IS_BETTER else "")
             if _source_of(sources, system, m) == "given in the file"
-            else CONVENTIONS.get(m, f"ranking metric at k={k}")}, query_ids=ids) for m in metrics}
+            else CONVENTIONS.get(m) or ragas_convention(m) or f"ranking metric at k={k}"}, query_ids=ids) for m in metrics}
         if "success" in values:
             outcome = values["success"][rows]
             task_success[system] = task_success_rate(outcome, confidence=confidence)

@@ -257,6 +257,10 @@ def main(argv: list[str] | None = None) -> int:
         from .judges.command import main as judge_main
 
         return judge_main(argv[1:])
+    if argv[:1] == ["ragas"]:  # evalsuite ragas RECORDS -o OUT: every RAGAS metric from raw records
+        from .ragas_command import main as ragas_main
+
+        return ragas_main(argv[1:])
     args = build_parser().parse_args(argv)
     rel_level = int(args.rel_level) if float(args.rel_level).is_integer() else args.rel_level
     try:

@@ -445,7 +445,7 @@ def answer_correctness_values(in_reference: pa.ListArray, in_answer: pa.ListArra
 
 
 def answer_correctness(answer_in_reference, reference_in_answer, similarity=None, weights=(0.75, 0.25), *,
-                       compat: str | None = None) -> Score:
+                       compat: str | None = None, mode: str = "f1", beta: float = 1.0) -> Score:
     """Answer correctness (RAGAS): weighted F1 of claim overlap with the reference, plus similarity.
 
     TP = answer claims supported by the reference, FP = the other answer claims, FN = reference
@@ -466,6 +466,11 @@ def answer_correctness(answer_in_reference, reference_in_answer, similarity=None
     compat : None or "ragas", keyword-only
         "ragas" scores a request with no claims on either side F1 = 1.0, as RAGAS does;
         otherwise it is undefined.
+    mode : {"f1", "precision", "recall"}, keyword-only
+        The factual part, as RAGAS ``FactualCorrectness`` offers (see
+        :func:`evalsuite.ragas.factual_correctness`); default F1.
+    beta : float > 0, keyword-only
+        F-beta instead of F1 in mode "f1" (beta > 1 weighs recall more); default 1.
 
     Returns
     -------
@@ -492,8 +497,16 @@ def answer_correctness(answer_in_reference, reference_in_answer, similarity=None
     Score(answer_correctness=0.4250, n=1, coverage=1.000)
     >>> answer_correctness([[True, False]], [[True, False, False]])  # F1 alone
     Score(answer_correctness=0.4000, n=1, coverage=1.000)
+    >>> # factual part = precision TP / (TP + FP) = 1/2: 0.75 * 0.5 + 0.25 * 0.5 = 0.5
+    >>> answer_correctness([[True, False]], [[True, False, False]], similarity=[0.5], mode="precision")
+    Score(answer_correctness=0.5000, n=1, coverage=1.000)
     """
     check_compat(compat)
+    if (mode, beta) != ("f1", 1.0):
+        from .ragas import answer_correctness_fbeta
+
+        return answer_correctness_fbeta(answer_in_reference, reference_in_answer, similarity, weights,
+                                        compat=compat, mode=mode, beta=beta)
     try:
         w_f1, w_sim = (float(w) for w in weights)
     except (TypeError, ValueError):

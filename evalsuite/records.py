@@ -34,6 +34,7 @@ from .limits import ReadLimits, check_columns, check_limits, check_rows
 from .rag import (
     FAILURE_STAGES,
 )
+from .ragas import CRITIQUE_PREFIX, RAGAS_FIELDS
 
 __all__ = ["Records", "read_records", "concat_records", "detect_records_format", "ALIASES", "FIELDS", "deepeval_rows"]
 
@@ -64,15 +65,14 @@ FIELDS: dict[str, str] = {
 # Per-request metric values a file may carry already computed (a RAGAS result exported with
 # ``to_pandas()``, say): used as given when the judgement lists they come from are absent.
 GIVEN_METRICS = ("context_precision", "context_recall", "context_relevance", "faithfulness", "answer_correctness",
-                 "answer_relevancy", "citation_recall", "citation_precision")
+                 "answer_relevancy", "citation_recall", "citation_precision",
+                 "context_entity_recall", "context_utilization", "context_relevancy")
 # Per-request scores other tools write that EvalSuite does not compute itself, all in 0..1: kept
 # under these names and shown as given (docs/records.md lists the column names mapped to each).
 # RAGAS >= 0.2 metric names (``Metric.name`` in ragas/metrics/_*.py, 0.2.15 and 0.4.3).
 GIVEN_ONLY_METRICS = {
     "answer_similarity": "RAGAS SemanticSimilarity / AnswerSimilarity (also feeds answer_correctness)",
     "factual_correctness": "RAGAS FactualCorrectness (claim F1, precision or recall of the response against the reference)",
-    "context_entity_recall": "RAGAS ContextEntityRecall",
-    "context_utilization": "RAGAS ContextUtilization / LLMContextPrecisionWithoutReference",
     "noise_sensitivity": "RAGAS NoiseSensitivity, mode relevant (share of incorrect claims; lower is better)",
     "noise_sensitivity_irrelevant": "RAGAS NoiseSensitivity, mode irrelevant (lower is better)",
     "non_llm_context_precision_with_reference": "RAGAS NonLLMContextPrecisionWithReference",
@@ -96,6 +96,8 @@ GIVEN_ONLY_METRICS = {
 LOWER_IS_BETTER = frozenset({"noise_sensitivity", "noise_sensitivity_irrelevant", "hallucination"})
 FIELDS.update(dict.fromkeys(GIVEN_METRICS, "score"))
 FIELDS.update(dict.fromkeys((m for m in GIVEN_ONLY_METRICS if m not in FIELDS), "score"))
+# Judgement fields of the rest of the RAGAS family (evalsuite/ragas.py; critique_<name> columns too).
+FIELDS.update(RAGAS_FIELDS)
 _LATENCY_FIELD = re.compile(r"^latency_([a-z0-9_]+)_ms$")
 
 # Export column names -> canonical field. RAGAS >= 0.2 (user_input, response, retrieved_contexts,
@@ -173,9 +175,14 @@ _JUDGEMENT_METRICS = {
     "answer_correctness": ("answer_claims_in_reference", "reference_claims_in_answer"),
     "citation_recall": ("statements_cited_supported",),
     "citation_precision": ("citations_relevant",),
+    # The rest of the RAGAS family (evalsuite/ragas.py).
+    "answer_relevancy": ("question_similarities",),
+    "context_entity_recall": ("reference_entities_in_contexts", "reference_entities"),
+    "context_utilization": ("context_useful_for_answer",),
+    "context_relevancy": ("context_sentences_relevant",),
 }
 # Judgement lists that have one entry per retrieved chunk, so must match ``contexts`` in length.
-_PER_CHUNK = ("context_ids", "context_useful", "context_relevant")
+_PER_CHUNK = ("context_ids", "context_useful", "context_relevant", "context_useful_for_answer")
 
 _ARROW_TYPES = {
     "id": pa.string(),
@@ -195,6 +202,8 @@ def _kind(name: str) -> str | None:
         return FIELDS[name]
     if _LATENCY_FIELD.match(name):
         return "latency"
+    if name.startswith(CRITIQUE_PREFIX) and len(name) > len(CRITIQUE_PREFIX):
+        return "labels"
     return None
 
 

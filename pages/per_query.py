@@ -15,7 +15,11 @@ from evalsuite import display
 _RECORD_TEXT = ("question", "answer", "reference", "error")
 _RECORD_LISTS = ("context_useful", "context_relevant", "answer_claims_supported", "reference_claims_supported",
                  "answer_claims_in_reference", "reference_claims_in_answer", "statements_cited_supported",
-                 "citations_relevant", "context_ids", "relevant_ids")
+                 "citations_relevant", "context_ids", "relevant_ids",
+                 # the rest of the RAGAS family (Judge page, evalsuite/ragas_judge.py)
+                 "generated_questions", "question_similarities", "answer_noncommittal", "reference_entities",
+                 "context_entities", "reference_entities_in_contexts", "context_useful_for_answer",
+                 "context_sentences_relevant")
 
 
 def _select_query(table_key: str, ids_key: str) -> None:
@@ -142,16 +146,46 @@ def _records_view() -> None:
         st.dataframe(context_table, hide_index=True, width="stretch")
         ui.download_csv(context_table, f"contexts_{system}_{query}.csv", key="per_query_contexts_csv")
     # Arrow lists come back as numpy arrays: .tolist() gives Python True/False/None, not np.True_.
-    judgements = {f: _plain_list(record[f]) for f in _RECORD_LISTS if f in record and record[f] is not None
+    judgements = {f: _plain_list(record[f]) for f in (*_RECORD_LISTS, *(c for c in record.index if c.startswith("critique_")))
+                  if f in record and record[f] is not None
                   and not isinstance(record[f], float)}
     if judgements:
         st.markdown("**judgements** (None = not judged)")
         judgement_table = pd.DataFrame({"field": list(judgements), "values": [str(v) for v in judgements.values()]})
         st.dataframe(judgement_table, hide_index=True, width="stretch")
         ui.download_csv(judgement_table, f"judgements_{system}_{query}.csv", key="per_query_judgements_csv")
+    _provenance(record, system, query)
     values = table.loc[table["query_id"].astype(str) == query].drop(columns=["query_id"])
     st.markdown("**values computed for this request**")
     st.dataframe(values, hide_index=True, width="stretch")
+
+
+def _provenance(record, system: str, query: str) -> None:
+    """Where each judged value came from (judge_provenance), and a judgement's raw judge output."""
+    text = record.get("judge_provenance") if "judge_provenance" in record else None
+    if not isinstance(text, str) or not text:
+        return
+    import json
+
+    try:
+        entries = [e for e in json.loads(text) if isinstance(e, dict)]
+    except ValueError:
+        return
+    if not entries:
+        return
+    st.markdown("**provenance of the judged values**")
+    columns = ["column", "judge", "model", "prompt_version", "mode", "status", "cached", "index", "request_hash"]
+    frame = pd.DataFrame([{c: e.get(c) for c in columns} for e in entries])
+    st.dataframe(frame, hide_index=True, width="stretch")
+    ui.download_csv(frame, f"provenance_{system}_{query}.csv", key="per_query_provenance_csv")
+    hashes = [h for h in frame["request_hash"].tolist() if isinstance(h, str) and h]
+    if hashes:
+        chosen = st.selectbox("Raw judge output of", hashes, key="per_query_raw_hash",
+                              format_func=lambda h: f"{frame.loc[frame['request_hash'] == h, 'column'].iloc[0]} ({h[:12]})")
+        from dashboard import judge_jobs
+
+        raw = judge_jobs.raw_output(chosen)
+        st.text(raw if raw is not None else "Not in this server's judge cache.")
 
 
 def render() -> None:

@@ -21,9 +21,9 @@ from evalsuite.storage import DatasetRef, open_store
 REPO = Path(__file__).resolve().parents[2]
 CRANFIELD = REPO / "sample_data" / "cranfield"
 RAG = REPO / "sample_data" / "rag"
-PAGES = ["data", "overview", "per_query", "rag_quality", "latency", "failures", "compare", "calibration"]
+PAGES = ["data", "overview", "per_query", "rag_quality", "latency", "failures", "compare", "calibration", "judge"]
 TITLES = dict(zip(PAGES, ["Data", "Overview", "Per-query", "RAG quality", "Latency", "Failures", "Compare",
-                          "Calibration"]))
+                          "Calibration", "Judge"]))
 
 
 def open_page(page: str, query: dict | None = None, pending: list | None = None, clear: bool = False,

@@ -1,0 +1,146 @@
+"""``evalsuite ragas RECORDS -o judged.parquet [--metrics ...] [--aspect name=definition ...]``.
+
+Every metric of the RAGAS reference from records holding question, answer, contexts and
+reference: shows which records have the fields each metric needs and the estimate (requests,
+tokens, cost), runs :class:`evalsuite.ragas_judge.RagasJudge` with a progress line, writes the
+judged records (Parquet or JSONL) and prints each system's means with their coverage. Endpoint
+settings as ``evalsuite judge`` (flags, else ``EVALSUITE_JUDGE_MODEL`` / ``EVALSUITE_JUDGE_BASE_URL``,
+else the TOML ``[judge]`` table; the key only from the environment). Ctrl-C or the budget stop
+the run cleanly; rerunning resumes from the cache.
+
+Exit codes: 0 done, 2 bad input or settings, 3 stopped by the budget, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+from .errors import EvalSuiteError
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .ragas_judge import JUDGED_METRICS
+
+    parser = argparse.ArgumentParser(
+        prog="evalsuite ragas",
+        description="Every RAGAS metric from question, answer, contexts and reference: judge, write, summarise.")
+    parser.add_argument("records", help="records file (JSONL, JSON, CSV/TSV, Parquet; .gz too)")
+    parser.add_argument("-o", "--output", required=True, help="judged records: .parquet (or .jsonl)")
+    parser.add_argument("--metrics", help=f"comma-separated, default all but aspect_critique: {', '.join(JUDGED_METRICS)}")
+    parser.add_argument("--aspect", action="append", default=[], metavar="NAME=DEFINITION",
+                        help="an aspect critique (repeatable), e.g. --aspect 'concise=Answers in two sentences'")
+    parser.add_argument("--strictness", type=int, default=3, help="questions generated per answer (default 3)")
+    parser.add_argument("--aspect-strictness", type=int, default=1, help="votes per aspect, odd (default 1)")
+    parser.add_argument("--model", help="chat model id; env EVALSUITE_JUDGE_MODEL")
+    parser.add_argument("--base-url", help="OpenAI-compatible endpoint; env EVALSUITE_JUDGE_BASE_URL")
+    parser.add_argument("--embedding-model", help="embeddings endpoint model (default the bundled all-MiniLM-L6-v2)")
+    parser.add_argument("--embedding-base-url", help="embeddings endpoint (with --embedding-model)")
+    parser.add_argument("--config", help="TOML file with a [judge] table (never the key)")
+    parser.add_argument("--concurrency", type=int)
+    parser.add_argument("--timeout", type=float)
+    parser.add_argument("--max-retries", type=int)
+    parser.add_argument("--max-tokens", type=int)
+    parser.add_argument("--price-input", type=float, help="price per million input tokens")
+    parser.add_argument("--price-output", type=float, help="price per million output tokens")
+    parser.add_argument("--budget", type=float, help="stop before the cost could pass this")
+    parser.add_argument("--cache", help="judge cache file")
+    parser.add_argument("--compat", choices=("ragas",), help="RAGAS's arithmetic where it differs")
+    parser.add_argument("--estimate-only", action="store_true", help="print coverage and estimate, then stop")
+    parser.add_argument("--system", help="system name for records without one")
+    return parser
+
+
+def _aspects(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        name, sep, definition = item.partition("=")
+        if not sep or not name.strip() or not definition.strip():
+            raise EvalSuiteError("an aspect is NAME=DEFINITION", field="--aspect", value=item)
+        out[name.strip()] = definition.strip()
+    return out
+
+
+def build_judge(settings: dict, metrics, aspects, strictness, aspect_strictness, embedding_model=None,
+                embedding_base_url=None):
+    """The :class:`RagasJudge` for command-line (and dashboard) settings."""
+    from .judges._cache import JudgeCache
+    from .judges.command import _build_judge
+    from .judges.embedding import EndpointEmbedder
+    from .ragas_judge import METRIC_NEEDS, RagasJudge
+
+    llm = None
+    if any("llm" in METRIC_NEEDS[m][1] for m in metrics if m in METRIC_NEEDS):
+        llm = _build_judge("llm", {k: v for k, v in settings.items() if k not in ("judgements", "metrics")})
+    embedder = None
+    if embedding_base_url:
+        if not embedding_model:
+            raise EvalSuiteError("an embeddings endpoint needs --embedding-model", field="embedding_model")
+        embedder = EndpointEmbedder(embedding_model, base_url=embedding_base_url,
+                                    cache=llm.cache if llm is not None else JudgeCache(settings.get("cache")))
+    return RagasJudge(llm, embedder, metrics=metrics, aspects=aspects, strictness=strictness,
+                      aspect_strictness=aspect_strictness)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``evalsuite ragas``; returns the exit code."""
+    from .judges.command import _Progress, _settings, write_records
+    from .ragas_judge import JUDGED_METRICS, coverage_of
+    from .records import read_records
+    from ._records_eval import evaluate_records
+
+    args = build_parser().parse_args(argv)
+    try:
+        if Path(args.output).suffix.lower() not in (".parquet", ".pq", ".jsonl", ".ndjson"):
+            raise EvalSuiteError("the output must end in .parquet or .jsonl", source=args.output, field="output")
+        settings = _settings(args)
+        aspects = _aspects(args.aspect)
+        metrics = settings.get("metrics") or [m for m in JUDGED_METRICS if m != "aspect_critique" or aspects]
+        if aspects and "aspect_critique" not in metrics:
+            metrics = [*metrics, "aspect_critique"]
+        records = read_records(args.records, system=args.system)
+        for metric, info in coverage_of(records, metrics).items():
+            missing = f"; missing fields: {', '.join(info['missing_fields'])}" if info["missing_fields"] else ""
+            print(f"evalsuite ragas: {metric}: needs {', '.join(info['fields'])}; {info['records_with_fields']:,} of "
+                  f"{info['records']:,} records have them{missing}", file=sys.stderr)
+        judge = build_judge(settings, metrics, aspects, args.strictness, args.aspect_strictness,
+                            args.embedding_model, args.embedding_base_url)
+        print(f"evalsuite ragas: estimate: {judge.estimate(records)}", file=sys.stderr)
+        if args.estimate_only:
+            return 0
+        progress = _Progress()
+        try:
+            try:
+                result = judge.judge(records, progress=progress)
+            except KeyboardInterrupt:  # the base phase handles its own; a later phase stops here
+                judge.stop()
+                raise EvalSuiteError("interrupted before the run could write its records", field="run")
+        finally:
+            progress.close()
+        write_records(result.records, args.output)
+        report = evaluate_records(result.records, compat=args.compat)
+    except EvalSuiteError as exc:
+        print(f"evalsuite ragas: error: {exc}", file=sys.stderr)
+        return 2
+    stats = result.stats
+    print(f"evalsuite ragas: wrote {args.output}: {result.done:,} of {len(records):,} records judged; "
+          f"{stats.calls:,} requests sent, {stats.cache_hits:,} from the cache, {stats.rule_decided:,} decided by "
+          f"rule, missing {sum(stats.missing.values()):,}; cost {stats.cost:.4f}", file=sys.stderr)
+    print("system\tmetric\tmean\tcoverage")
+    for system, scores in report.scores.items():
+        for metric, score in scores.items():
+            value = float(score)
+            print(f"{system}\t{metric}\t{'nan' if math.isnan(value) else f'{value:.4f}'}\t"
+                  f"{score.params['coverage']:.3f}")
+    if stats.stopped == "budget":
+        print("evalsuite ragas: stopped before the budget would be passed; rerun with a larger --budget",
+              file=sys.stderr)
+        return 3
+    if stats.stopped == "interrupted":
+        print("evalsuite ragas: interrupted; rerun the same command to resume", file=sys.stderr)
+        return 130
+    return 0

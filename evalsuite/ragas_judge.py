@@ -1,0 +1,703 @@
+"""Every metric of the RAGAS reference from raw records: question, answer, contexts, reference.
+
+:class:`RagasJudge` runs the judges (``evalsuite.judges``) a chosen set of metrics needs and
+writes the judgement columns the metric functions read, with ``judge_provenance`` for each
+value. The LLM judge's own prompts fill faithfulness, context precision / recall / relevance
+and answer correctness's claim lists; this module's prompts (:data:`RAGAS_PROMPTS`, versioned
+by hash as the judge's) fill the rest, through the same :meth:`LLMJudge.ask` (cache, output
+modes, retries, budget, missing judgements counted). Similarities come from the embedding
+judge's embedder (MiniLM by default, or an ``/v1/embeddings`` endpoint).
+
+What each metric needs is in :data:`METRIC_NEEDS`; :func:`coverage_of` says which records have
+it. Nothing here decides that a small model's verdicts are right: the tests check arithmetic
+and plumbing against recorded replies.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import pyarrow as pa
+
+from .errors import EvalSuiteError
+from .judges._base import JudgedRecords, JudgeStats, Provenance, write_columns
+from .judges.prompts import Prompt
+from .ragas import CRITIQUE_PREFIX, RAGAS_FIELDS, entities_found
+
+__all__ = ["RagasJudge", "score_texts", "RAGAS_PROMPTS", "METRIC_NEEDS", "JUDGED_METRICS", "coverage_of", "split_sentences",
+           "critique_column", "RagasEstimate"]
+
+_JSON = "Reply with one JSON object and nothing else."
+_LIST = {"type": "object", "properties": {"claims": {"type": "array", "items": {"type": "string"}}},
+         "required": ["claims"], "additionalProperties": False}
+_ONE = {"type": "object", "properties": {"verdict": {"type": "string", "enum": ["yes", "no"]}},
+        "required": ["verdict"], "additionalProperties": False}
+_MANY = {"type": "object", "properties": {"verdicts": {"type": "array", "items": {"type": "string", "enum": ["yes", "no"]}}},
+         "required": ["verdicts"], "additionalProperties": False}
+
+#: This module's prompts. The judge parses lists under the key "claims" (its list kind), so the
+#: questions and entities are asked for under that key too.
+RAGAS_PROMPTS: dict[str, Prompt] = {
+    "generated_questions": Prompt(
+        "generated_questions",
+        "You write the questions an answer responds to: as many different questions as asked for, each one "
+        "a question the given answer would be a direct answer to. " + _JSON,
+        "Answer:\n{answer}\n\nWrite {n} questions as {{\"claims\": [\"...\", \"...\"]}}.",
+        _LIST, "claims"),
+    "answer_noncommittal": Prompt(
+        "answer_noncommittal",
+        "You decide whether an answer is noncommittal: evasive, vague or ambiguous, such as \"I don't know\" or "
+        "\"I'm not sure\". Answer \"yes\" if it is noncommittal, \"no\" if it commits to an answer. " + _JSON,
+        "Question:\n{question}\n\nAnswer:\n{answer}\n\nReply as {{\"verdict\": \"yes\" or \"no\"}}.",
+        _ONE, "verdict"),
+    "entities": Prompt(
+        "entities",
+        "You extract the named entities of a text: people, places, organisations, dates, numbers with units, "
+        "works and events, each as written in the text, without duplicates. " + _JSON,
+        "Text:\n{text}\n\nList the entities as {{\"claims\": [\"...\", \"...\"]}}.",
+        _LIST, "claims"),
+    "context_useful_for_answer": Prompt(
+        "context_useful_for_answer",
+        "You decide whether a retrieved passage was useful for arriving at the given answer to a question: "
+        "\"yes\" if the answer uses something the passage states, \"no\" otherwise. " + _JSON,
+        "Question:\n{question}\n\nAnswer:\n{answer}\n\nPassage:\n{chunk}\n\nReply as {{\"verdict\": \"yes\" or \"no\"}}.",
+        _ONE, "verdict"),
+    "context_sentences_relevant": Prompt(
+        "context_sentences_relevant",
+        "You decide for each numbered sentence of retrieved passages whether it helps answer the question: "
+        "\"yes\" if it holds information needed to answer it, \"no\" otherwise. Give exactly one verdict per "
+        "sentence, in order. " + _JSON,
+        "Question:\n{premise}\n\nSentences:\n{claims}\n\nReply as {{\"verdicts\": [\"yes\" or \"no\", one per sentence]}}.",
+        _MANY, "verdicts"),
+}
+
+
+def _critique_prompt(name: str, definition: str) -> Prompt:
+    return Prompt(
+        f"critique_{name}",
+        "You judge a response against one criterion and answer \"yes\" if the response meets it, \"no\" "
+        f"otherwise. Criterion {name!r}: {definition} " + _JSON,
+        "Question:\n{question}\n\nResponse:\n{answer}\n\nVote {vote} of {votes}. Reply as {{\"verdict\": \"yes\" or \"no\"}}.",
+        _ONE, "verdict")
+
+
+def critique_column(name: str) -> str:
+    """The record column of an aspect critique's votes: ``critique_<name>``.
+
+    >>> critique_column("harmful")
+    'critique_harmful'
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise EvalSuiteError("an aspect name must be letters, digits and _", field="aspect", value=name)
+    return CRITIQUE_PREFIX + name
+
+
+#: Metric -> (record fields it needs, judge kinds it uses). ``aspect_critique`` needs question and answer.
+METRIC_NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "faithfulness": (("answer", "contexts"), ("llm",)),
+    "context_precision": (("question", "reference", "contexts"), ("llm",)),
+    "context_recall": (("reference", "contexts"), ("llm",)),
+    "context_relevance": (("question", "contexts"), ("llm",)),
+    "answer_correctness": (("answer", "reference"), ("llm", "embedding")),
+    "factual_correctness": (("answer", "reference"), ("llm",)),
+    "answer_relevancy": (("question", "answer"), ("llm", "embedding")),
+    "answer_similarity": (("answer", "reference"), ("embedding",)),
+    "context_entity_recall": (("reference", "contexts"), ("llm",)),
+    "context_utilization": (("question", "answer", "contexts"), ("llm",)),
+    "context_relevancy": (("question", "contexts"), ("llm",)),
+    "aspect_critique": (("question", "answer"), ("llm",)),
+}
+JUDGED_METRICS = tuple(METRIC_NEEDS)
+
+# The LLM judge's own judgements each metric needs.
+_BASE = {
+    "faithfulness": ("answer_claims_supported",),
+    "context_precision": ("context_useful",),
+    "context_recall": ("reference_claims_supported",),
+    "context_relevance": ("context_relevant",),
+    "answer_correctness": ("answer_claims_in_reference", "reference_claims_in_answer"),
+    "factual_correctness": ("answer_claims_in_reference", "reference_claims_in_answer"),
+}
+
+
+def coverage_of(records, metrics=JUDGED_METRICS) -> dict[str, dict[str, Any]]:
+    """For each metric: the fields it needs, which are missing from the file, and how many
+    records have them all (non-empty text; a list for contexts).
+
+    Parameters
+    ----------
+    records : evalsuite.Records
+    metrics : sequence of str
+
+    Returns
+    -------
+    dict of metric -> {"fields": tuple, "missing_fields": list, "records_with_fields": int, "records": int}
+
+    Examples
+    --------
+    >>> from evalsuite import Records
+    >>> rows = [{"query_id": "q1", "question": "Who?", "answer": "Ada."}, {"query_id": "q2", "question": "When?"}]
+    >>> info = coverage_of(Records.from_rows(rows), ["answer_relevancy", "faithfulness"])
+    >>> info["answer_relevancy"]["records_with_fields"], info["faithfulness"]["missing_fields"]
+    (1, ['contexts'])
+    """
+    table = records.table
+    n = table.num_rows
+    have: dict[str, np.ndarray] = {}
+    for name in ("question", "answer", "reference", "contexts"):
+        if name not in table.column_names:
+            have[name] = np.zeros(n, bool)
+            continue
+        values = table.column(name).to_pylist()
+        have[name] = np.array([v is not None and (bool(v.strip()) if isinstance(v, str) else True) for v in values],
+                              bool) if n else np.zeros(0, bool)
+    out = {}
+    for metric in metrics:
+        if metric not in METRIC_NEEDS:
+            raise EvalSuiteError(f"unknown metric; use {', '.join(JUDGED_METRICS)}", field="metrics", value=metric)
+        fields = METRIC_NEEDS[metric][0]
+        ok = np.ones(n, bool)
+        for f in fields:
+            ok &= have[f]
+        out[metric] = {"fields": fields, "missing_fields": [f for f in fields if not have[f].any()],
+                       "records_with_fields": int(ok.sum()), "records": n, "judges": METRIC_NEEDS[metric][1]}
+    return out
+
+
+_SEGMENTER = None
+_SEGMENTER_LOCK = threading.Lock()
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a text, by pysbd's English rules (what RAGAS segments with), stripped, empty ones dropped.
+
+    >>> split_sentences("Paris is the capital of France. It has 2.1 million inhabitants. ")
+    ['Paris is the capital of France.', 'It has 2.1 million inhabitants.']
+    """
+    global _SEGMENTER
+    with _SEGMENTER_LOCK:
+        if _SEGMENTER is None:
+            import pysbd
+
+            _SEGMENTER = pysbd.Segmenter(language="en", clean=False)
+        sentences = _SEGMENTER.segment(text)
+    return [s.strip() for s in sentences if s.strip()]
+
+
+@dataclass
+class RagasEstimate:
+    """What a run is expected to take, shown before it starts.
+
+    Attributes
+    ----------
+    requests : int
+        LLM requests (claims and entities counted as one request per text; verdicts per text or chunk).
+    prompt_tokens, completion_tokens : int
+        About 4 characters a token (the LLM judge's rule).
+    cost : float
+        At the LLM judge's prices.
+    texts_to_embed : int
+        Texts the embedder runs on (no price modelled).
+    base : object
+        The LLM judge's own estimate for its columns (or None).
+    """
+
+    requests: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+    texts_to_embed: int
+    base: Any = None
+
+    def __str__(self) -> str:
+        return (f"about {self.requests} judge requests, {self.prompt_tokens:,} input and {self.completion_tokens:,} "
+                f"output tokens, cost about {self.cost:.4f}; {self.texts_to_embed} texts to embed")
+
+
+class RagasJudge:
+    """Fill the judgement columns of the chosen RAGAS metrics from raw records.
+
+    Parameters
+    ----------
+    llm : evalsuite.judges.LLMJudge or None
+        The chat judge (needed by every metric but answer similarity).
+    embedder : MiniLMEmbedder, EndpointEmbedder or None
+        For answer similarity and answer relevancy (None builds MiniLM on first use).
+    metrics : sequence of str
+        Which of :data:`JUDGED_METRICS` to judge (default all).
+    strictness : int >= 1
+        Questions generated per answer for answer relevancy (RAGAS: 3).
+    aspects : mapping of str -> str
+        Aspect critiques: name -> definition (the criterion in words).
+    aspect_strictness : int, odd
+        Votes per aspect and request (RAGAS ``strictness``; default 1). Each vote is its own request
+        (numbered); at temperature 0 a deterministic model gives the same vote each time.
+
+    Raises
+    ------
+    EvalSuiteError
+        An unknown metric, strictness < 1, an even aspect_strictness, a bad aspect name, an LLM
+        metric without ``llm``.
+
+    Examples
+    --------
+    >>> from evalsuite import Records
+    >>> from evalsuite.judges import LLMJudge
+    >>> judge = RagasJudge(LLMJudge("m", base_url="http://127.0.0.1:9/v1", cache=":memory:"),
+    ...                    metrics=["context_entity_recall"])
+    >>> rows = [{"query_id": "q1", "reference": "", "contexts": ["Paris."]}]
+    >>> judged = judge.judge(Records.from_rows(rows))  # empty reference: no entities, decided by rule
+    >>> judged.records.table.column("reference_entities_in_contexts").to_pylist()
+    [[]]
+    """
+
+    def __init__(self, llm=None, embedder=None, *, metrics=JUDGED_METRICS, strictness: int = 3,
+                 aspects: dict[str, str] | None = None, aspect_strictness: int = 1) -> None:
+        metrics = tuple(metrics)
+        for m in metrics:
+            if m not in METRIC_NEEDS:
+                raise EvalSuiteError(f"unknown metric; use {', '.join(JUDGED_METRICS)}", field="metrics", value=m)
+        if isinstance(strictness, bool) or not isinstance(strictness, int) or strictness < 1:
+            raise EvalSuiteError("strictness must be a whole number >= 1", field="strictness", value=strictness)
+        if isinstance(aspect_strictness, bool) or not isinstance(aspect_strictness, int) or aspect_strictness < 1 \
+                or aspect_strictness % 2 == 0:
+            raise EvalSuiteError("aspect_strictness must be an odd whole number (majority vote)",
+                                 field="aspect_strictness", value=aspect_strictness)
+        self.aspects = {}
+        for name, definition in (aspects or {}).items():
+            critique_column(name)
+            if not isinstance(definition, str) or not definition.strip():
+                raise EvalSuiteError("an aspect needs a definition", field=f"aspects[{name}]", value=definition)
+            self.aspects[name] = definition.strip()
+        if "aspect_critique" in metrics and not self.aspects:
+            raise EvalSuiteError("aspect_critique needs at least one aspect (name: definition)", field="aspects")
+        if llm is None and any("llm" in METRIC_NEEDS[m][1] for m in metrics):
+            raise EvalSuiteError("these metrics need an LLM judge", field="llm",
+                                 value=", ".join(m for m in metrics if "llm" in METRIC_NEEDS[m][1]))
+        self.llm = llm
+        self._embedder = embedder
+        self.metrics = metrics
+        self.strictness = strictness
+        self.aspect_strictness = aspect_strictness
+        self.stats = llm.stats if llm is not None else JudgeStats()
+        self._stop = threading.Event()
+
+    # -- planning -------------------------------------------------------------------------------
+
+    @property
+    def embedder(self):
+        if self._embedder is None:
+            from .judges.embedding import MiniLMEmbedder
+
+            self._embedder = MiniLMEmbedder()
+        return self._embedder
+
+    def _base_judgements(self) -> tuple[str, ...]:
+        wanted: list[str] = []
+        for m in self.metrics:
+            for j in _BASE.get(m, ()):
+                if j not in wanted:
+                    wanted.append(j)
+        return tuple(wanted)
+
+    def estimate(self, records) -> RagasEstimate:
+        """Requests, tokens and cost before the run (the LLM judge's estimate for its columns
+        plus this module's requests at about 4 characters a token)."""
+        base = None
+        requests = prompt_chars = completion = embed = 0
+        base_j = self._base_judgements()
+        if base_j and self.llm is not None:
+            saved = self.llm.judgements
+            self.llm.judgements = base_j
+            try:
+                base = self.llm.estimate(records)
+            finally:
+                self.llm.judgements = saved
+        m = set(self.metrics)
+        for row in _rows(records):
+            q, a, r, c = row["question"] or "", row["answer"], row["reference"], row["contexts"]
+            if "answer_relevancy" in m and a and a.strip() and row["question"]:
+                requests += 2
+                prompt_chars += 2 * len(a) + len(q) + 600
+                completion += 30 * self.strictness + 8
+                embed += self.strictness + 1
+            if "context_entity_recall" in m and r and r.strip() and c is not None:
+                requests += 2
+                prompt_chars += len(r) + sum(map(len, c)) + 500
+                completion += (len(r) + sum(map(len, c))) // 12 + 16
+            if "context_utilization" in m and a and c:
+                requests += len(c)
+                prompt_chars += sum(len(x) + len(a) + len(q) + 250 for x in c)
+                completion += 8 * len(c)
+            if "context_relevancy" in m and c and row["question"]:
+                requests += 1
+                prompt_chars += sum(map(len, c)) + len(q) + 350
+                completion += sum(map(len, c)) // 20 + 12
+            if "aspect_critique" in m and a is not None and row["question"]:
+                k = len(self.aspects) * self.aspect_strictness
+                requests += k
+                prompt_chars += k * (len(a) + len(q) + 350)
+                completion += 8 * k
+            if {"answer_similarity", "answer_correctness"} & m and a and r:
+                embed += 2
+        pt, ct = prompt_chars // 4, completion
+        cost = 0.0 if self.llm is None else self.llm._cost(pt, ct)
+        if base is not None:
+            requests += base.requests - base.cached
+            pt += base.prompt_tokens
+            ct += base.completion_tokens
+            cost += base.cost
+        return RagasEstimate(requests, pt, ct, cost, embed, base)
+
+    def stop(self) -> None:
+        """Ask a running :meth:`judge` to stop (calls in flight finish; a rerun resumes from the cache)."""
+        self._stop.set()
+        if self.llm is not None:
+            self.llm.stop()
+
+    # -- the run --------------------------------------------------------------------------------
+
+    def judge(self, records, *, progress: Callable[[int, int, JudgeStats], None] | None = None) -> JudgedRecords:
+        """``records`` with the judgement columns of the chosen metrics and ``judge_provenance``.
+
+        Parameters
+        ----------
+        records : evalsuite.Records
+        progress : callable, optional
+            ``progress(done, total, stats)``: steps done of all phases (LLM base judgements,
+            this module's LLM judgements, embeddings), one step per record and phase.
+
+        Returns
+        -------
+        JudgedRecords
+            ``done`` counts the records whose every phase finished; after :meth:`stop` the rest
+            keep the columns they had (null), and a rerun answers the finished calls from the cache.
+
+        Raises
+        ------
+        EvalSuiteError
+            The endpoint refused the key or does not know the model; an embedder failure.
+        """
+        n = len(records)
+        base_j = self._base_judgements()
+        m = set(self.metrics)
+        own_llm = m & {"answer_relevancy", "context_entity_recall", "context_utilization", "context_relevancy",
+                       "aspect_critique"}
+        embeds = m & {"answer_similarity", "answer_correctness", "answer_relevancy"}
+        phases = [p for p, on in (("base", base_j and self.llm is not None), ("llm", own_llm), ("embed", embeds)) if on]
+        total = n * len(phases)
+        offset = 0
+        done = [n]
+
+        def report(done, _total, stats):
+            if progress is not None:
+                progress(offset + done, total, stats)
+
+        if "base" in phases:
+            saved = self.llm.judgements
+            self.llm.judgements = base_j
+            try:
+                judged = self.llm.judge(records, progress=report)
+            finally:
+                self.llm.judgements = saved
+            records = judged.records
+            done.append(judged.done)
+            offset += n
+        if "llm" in phases and not self._stop.is_set():
+            records, ok = self._own_llm(records, own_llm, report)
+            done.append(int(ok.sum()))
+            offset += n
+        elif "llm" in phases:
+            done.append(0)
+        if "embed" in phases and not self._stop.is_set():
+            records = self._embeddings(records, embeds, report)
+        elif "embed" in phases:
+            done.append(0)
+        return JudgedRecords(records, self.stats, min(done))
+
+    def _own_llm(self, records, wanted: set, report):
+        rows = _rows(records)
+        results: list = [None] * len(rows)
+        done = 0
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.llm.concurrency)
+        failure = None
+        try:
+            futures = {pool.submit(self._judge_row, row, wanted): i for i, row in enumerate(rows)}
+            try:
+                for future in concurrent.futures.as_completed(futures):
+                    results[futures[future]] = future.result()
+                    done += 1
+                    report(done, len(rows), self.stats)
+            except EvalSuiteError as exc:
+                self.stop()
+                failure = exc
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        if failure is not None:
+            raise failure
+        names = self._own_columns(wanted)
+        table = records.table
+        old = {c: (table.column(c).to_pylist() if c in table.column_names else [None] * len(rows)) for c in names}
+        columns = {c: [old[c][i] if r is None else r[0].get(c, old[c][i]) for i, r in enumerate(results)] for c in names}
+        types = {c: _type(c) for c in names}
+        provenance = [[] if r is None else r[1] for r in results]
+        ok = np.array([r is not None for r in results], bool)
+        return write_columns(records, columns, provenance, types), ok
+
+    def _own_columns(self, wanted: set) -> list[str]:
+        names = []
+        if "answer_relevancy" in wanted:
+            names += ["generated_questions", "answer_noncommittal"]
+        if "context_entity_recall" in wanted:
+            names += ["reference_entities", "context_entities", "reference_entities_in_contexts"]
+        if "context_utilization" in wanted:
+            names.append("context_useful_for_answer")
+        if "context_relevancy" in wanted:
+            names.append("context_sentences_relevant")
+        if "aspect_critique" in wanted:
+            names += [critique_column(a) for a in self.aspects]
+        return names
+
+    def _judge_row(self, row: dict, wanted: set):
+        if self._stop.is_set():
+            return None
+        out, provs = self.judge_one(row, wanted)
+        if any(p.status in ("missing: budget", "missing: interrupted") for p in provs):
+            return None
+        return out, provs
+
+    def _rule(self, column: str, why: str) -> Provenance:
+        self.stats.add(rule_decided=1)
+        return Provenance(column=column, judge="rule", status=f"rule: {why}")
+
+    def judge_one(self, row: dict, wanted: set | None = None) -> tuple[dict, list[Provenance]]:
+        """This module's judgement columns of one record (question, answer, contexts, reference)."""
+        wanted = set(self.metrics) if wanted is None else wanted
+        ask = self.llm.ask
+        q, a, r, c = row.get("question"), row.get("answer"), row.get("reference"), row.get("contexts")
+        out: dict[str, Any] = {}
+        provs: list[Provenance] = []
+        if "answer_relevancy" in wanted:
+            if q is None or a is None:
+                out["generated_questions"] = out["answer_noncommittal"] = None
+            elif not a.strip():
+                provs.append(self._rule("generated_questions", "empty answer: noncommittal, no question"))
+                out["generated_questions"], out["answer_noncommittal"] = [], [True]
+            else:
+                questions, p1 = ask(RAGAS_PROMPTS["generated_questions"], "generated_questions",
+                                    answer=a, n=self.strictness)
+                flag, p2 = ask(RAGAS_PROMPTS["answer_noncommittal"], "answer_noncommittal", question=q, answer=a)
+                provs += [p1, p2]
+                out["generated_questions"] = None if questions is None else questions[: self.strictness]
+                out["answer_noncommittal"] = [flag]
+        if "context_entity_recall" in wanted:
+            if r is None or c is None:
+                out["reference_entities"] = out["context_entities"] = out["reference_entities_in_contexts"] = None
+            else:
+                if not r.strip():
+                    provs.append(self._rule("reference_entities", "empty reference: no entities"))
+                    gn = []
+                else:
+                    gn, p = ask(RAGAS_PROMPTS["entities"], "reference_entities", text=r)
+                    provs.append(p)
+                joined = "\n\n".join(c)
+                if gn == [] or not joined.strip():
+                    if gn != []:
+                        provs.append(self._rule("context_entities", "no contexts: no entities"))
+                    cn = []
+                else:
+                    cn, p = ask(RAGAS_PROMPTS["entities"], "context_entities", text=joined)
+                    provs.append(p)
+                out["reference_entities"], out["context_entities"] = gn, cn
+                out["reference_entities_in_contexts"] = (None if gn is None or cn is None
+                                                         else entities_found([gn], [cn])[0])
+        if "context_utilization" in wanted:
+            if q is None or a is None or c is None:
+                out["context_useful_for_answer"] = None
+            elif not c:
+                provs.append(self._rule("context_useful_for_answer", "no contexts"))
+                out["context_useful_for_answer"] = []
+            else:
+                verdicts = []
+                for i, chunk in enumerate(c):
+                    v, p = ask(RAGAS_PROMPTS["context_useful_for_answer"], "context_useful_for_answer", index=i,
+                               question=q, answer=a, chunk=chunk)
+                    provs.append(p)
+                    verdicts.append(v)
+                out["context_useful_for_answer"] = verdicts
+        if "context_relevancy" in wanted:
+            if q is None or c is None:
+                out["context_sentences_relevant"] = None
+            else:
+                sentences = [s for chunk in c for s in split_sentences(chunk)]
+                if not sentences:
+                    provs.append(self._rule("context_sentences_relevant", "no context sentences"))
+                    out["context_sentences_relevant"] = []
+                else:
+                    numbered = "\n".join(f"{i + 1}. {s}" for i, s in enumerate(sentences))
+                    v, p = ask(RAGAS_PROMPTS["context_sentences_relevant"], "context_sentences_relevant",
+                               n_claims=len(sentences), premise=q, claims=numbered)
+                    provs.append(p)
+                    out["context_sentences_relevant"] = [None] * len(sentences) if v is None else v
+        if "aspect_critique" in wanted:
+            for name, definition in self.aspects.items():
+                column = critique_column(name)
+                if q is None or a is None:
+                    out[column] = None
+                    continue
+                prompt = _critique_prompt(name, definition)
+                votes = []
+                for k in range(self.aspect_strictness):
+                    v, p = ask(prompt, column, question=q, answer=a, vote=k + 1, votes=self.aspect_strictness)
+                    provs.append(p)
+                    votes.append(v)
+                out[column] = votes
+        return out, provs
+
+    def _embeddings(self, records, wanted: set, report):
+        table = records.table
+        n = table.num_rows
+        rows = _rows(records)
+        columns: dict[str, list] = {}
+        provs: list[list[Provenance]] = [[] for _ in range(n)]
+        embedder = self.embedder
+        model = getattr(embedder, "model_id", None)
+        host = getattr(embedder, "endpoint_host", None)
+        if wanted & {"answer_similarity", "answer_correctness"}:
+            from .judges.embedding import EmbeddingJudge
+
+            judged = EmbeddingJudge(embedder).judge(records)
+            records = judged.records
+            table = records.table
+            self.stats.add(rule_decided=judged.stats.rule_decided)
+        if "answer_relevancy" in wanted and "generated_questions" in table.column_names:
+            generated = table.column("generated_questions").to_pylist()
+            old = (table.column("question_similarities").to_pylist() if "question_similarities" in table.column_names
+                   else [None] * n)
+            sims: list = list(old)
+            texts: list[str] = []
+            spans = []
+            for i, (row, gen) in enumerate(zip(rows, generated)):
+                if gen is None or row["question"] is None:
+                    continue
+                if not gen:
+                    sims[i] = []
+                    provs[i].append(self._rule("question_similarities", "no generated question"))
+                    continue
+                spans.append((i, len(texts), len(gen)))
+                texts += [row["question"], *gen]
+            vectors = embedder.embed(texts) if texts else np.zeros((0, 1))
+            from .judges.embedding import cosine_similarity
+
+            for i, start, k in spans:
+                qv = np.repeat(vectors[start:start + 1], k, axis=0)
+                cos = cosine_similarity(qv, vectors[start + 1:start + 1 + k])
+                sims[i] = [float(min(1.0, max(0.0, x))) for x in cos]
+                provs[i].append(Provenance(column="question_similarities", judge="embedding", model=model,
+                                           endpoint_host=host))
+            columns["question_similarities"] = sims
+        report(n, n, self.stats)
+        if columns:
+            records = write_columns(records, columns, provs, {c: _type(c) for c in columns})
+        return records
+
+
+def _type(column: str) -> pa.DataType:
+    from .records import _ARROW_TYPES
+
+    if column.startswith(CRITIQUE_PREFIX):
+        return _ARROW_TYPES["labels"]
+    return _ARROW_TYPES[RAGAS_FIELDS[column]]
+
+
+def _rows(records) -> list[dict]:
+    table = records.table
+    n = table.num_rows
+    cols = {name: (table.column(name).to_pylist() if name in table.column_names else [None] * n)
+            for name in ("question", "answer", "reference", "contexts")}
+    return [{name: cols[name][i] for name in cols} for i in range(n)]
+
+
+# The judgement columns each list function of evalsuite.ragas reads, in its argument order.
+_ARGUMENTS = {
+    "answer_relevancy": ("question_similarities", "answer_noncommittal"),
+    "answer_similarity": ("answer_similarity",),
+    "factual_correctness": ("answer_claims_in_reference", "reference_claims_in_answer"),
+    "context_entity_recall": ("reference_entities_in_contexts",),
+    "context_utilization": ("context_useful_for_answer",),
+    "context_relevancy": ("context_sentences_relevant",),
+}
+
+
+def score_texts(metric: str, texts, judge: RagasJudge, **options):
+    """A metric of :mod:`evalsuite.ragas` from raw texts: judge them, then score the judgements.
+
+    What ``es.answer_relevancy(texts=..., judge=...)`` (and the other list functions) call.
+
+    Parameters
+    ----------
+    metric : str
+        ``answer_relevancy``, ``answer_similarity``, ``factual_correctness``,
+        ``context_entity_recall``, ``context_utilization``, ``context_relevancy`` or ``aspect_critique``.
+    texts : evalsuite.Records or sequence of dict
+        Per request ``question``, ``answer``, ``contexts`` (list of str), ``reference`` as the
+        metric needs (:data:`METRIC_NEEDS`); ``query_id`` optional.
+    judge : RagasJudge
+        Its LLM judge, embedder, strictness and aspects are used for this metric alone.
+    **options
+        The metric function's own options (``compat``, ``threshold``, ``mode``, ``beta``, ``name``
+        of the aspect when the judge has several).
+
+    Returns
+    -------
+    Score
+        As the metric function, plus ``params["judged"]``: the judge run's counts.
+
+    Raises
+    ------
+    EvalSuiteError
+        ``judge`` not a RagasJudge, an unknown metric, texts that are not records or dicts.
+
+    Examples
+    --------
+    >>> from evalsuite.judges import LLMJudge
+    >>> judge = RagasJudge(LLMJudge("m", base_url="http://127.0.0.1:9/v1", cache=":memory:"),
+    ...                    metrics=["context_relevancy"])
+    >>> score_texts("context_relevancy", [{"question": "Who?", "contexts": []}], judge)  # no sentence: undefined
+    Score(context_relevancy=nan, n=1, coverage=0.000)
+    """
+    import evalsuite as es
+    from . import ragas
+
+    if not isinstance(judge, RagasJudge):
+        raise EvalSuiteError("judge must be a RagasJudge (evalsuite.ragas_judge)", field="judge",
+                             value=type(judge).__name__)
+    if metric not in _ARGUMENTS and metric != "aspect_critique":
+        raise EvalSuiteError("no list function of this name judges texts", field="metric", value=metric)
+    if isinstance(texts, es.Records):
+        records = texts
+    else:
+        if isinstance(texts, (str, bytes)) or not all(isinstance(t, dict) for t in texts):
+            raise EvalSuiteError("texts must be Records or one dict per request", field="texts")
+        records = es.Records.from_rows([{"query_id": str(i + 1), **t} for i, t in enumerate(texts)])
+    aspects = judge.aspects
+    if metric == "aspect_critique":
+        name = options.get("name") or (next(iter(aspects)) if len(aspects) == 1 else None)
+        if name not in aspects:
+            raise EvalSuiteError("name the aspect to score", field="name", value=name)
+        aspects = {name: aspects[name]}
+        options["name"] = name
+    one = RagasJudge(judge.llm, judge._embedder, metrics=[metric], strictness=judge.strictness,
+                     aspects=aspects if metric == "aspect_critique" else None, aspect_strictness=judge.aspect_strictness)
+    judged = one.judge(records)
+    judge._embedder = one._embedder  # keep a loaded model for the next call
+    table = judged.records.table
+    columns = [critique_column(options["name"])] if metric == "aspect_critique" else _ARGUMENTS[metric]
+    arguments = [table.column(c).to_pylist() if c in table.column_names else None for c in columns]
+    score = getattr(ragas, metric)(*arguments, **options)
+    score.params["judged"] = judged.stats.as_dict()
+    return score

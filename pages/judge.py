@@ -1,0 +1,176 @@
+"""Judge page: every RAGAS metric from raw records. Choose the records, metrics and judges; see
+which fields each metric needs and which records have them; the estimate before starting; a
+progress bar that survives page switches; cancel. The judged records replace the file on every
+page as a new version (the original bytes are kept and can be restored)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import judge_jobs, loaders, session, ui
+from evalsuite.ragas_judge import JUDGED_METRICS, METRIC_NEEDS, coverage_of
+
+_DEFAULT_METRICS = [m for m in JUDGED_METRICS if m != "aspect_critique"]
+
+
+def _progress() -> None:
+    """The current run's progress (redrawn every second while it runs)."""
+    job = judge_jobs.current()
+    if job is None:
+        return
+    st.subheader("Run")
+    fraction = min(1.0, job.done / job.total) if job.total else 0.0
+    stats = job.stats
+    label = (f"{job.file_name}: {job.done} of {job.total} steps; {stats.get('calls', 0)} requests, "
+             f"{stats.get('cache_hits', 0)} from the cache, cost {stats.get('cost', 0.0):.4f}")
+    st.progress(fraction, text=ui.plain(label))
+    st.caption(f"Status: {job.status}")
+    if job.running:
+        if st.button("Cancel", key="judge_cancel", icon=":material/stop:"):
+            job.cancel()
+            st.rerun()
+    elif job.status == "error":
+        st.error(ui.plain(job.message), icon=":material/error:")
+    elif job.message:
+        st.info(ui.plain(job.message), icon=":material/info:")
+
+
+def _live_progress() -> None:
+    job = judge_jobs.current()
+    if job is not None and job.running:
+        st.fragment(run_every=1.0)(_progress_and_finish)()
+    else:
+        _progress()
+
+
+def _progress_and_finish() -> None:
+    _progress()
+    job = judge_jobs.current()
+    if job is not None and not job.running:
+        st.rerun()  # the whole page: the judged records join the session (shell) and the form comes back
+
+
+def _endpoint() -> dict:
+    hosted = judge_jobs.is_hosted()
+    if hosted:
+        settings = judge_jobs.endpoint_settings()
+        st.caption("This dashboard judges with its operator's endpoint"
+                   + (f" (model {ui.plain(str(settings.get('model')))})" if settings.get("model") else "")
+                   + "; the address and key are set by the operator.")
+        return settings
+    a, b = st.columns(2)
+    entered = {
+        "base_url": a.text_input("Endpoint (OpenAI-compatible)", key="judge_base_url",
+                                 placeholder="http://127.0.0.1:8080/v1",
+                                 help="Local use only. The key is read from EVALSUITE_JUDGE_API_KEY or OPENAI_API_KEY "
+                                      "on the server, never entered here."),
+        "model": b.text_input("Model", key="judge_model", placeholder="qwen2.5-7b-instruct"),
+    }
+    c, d, e = st.columns(3)
+    entered["price_input"] = c.number_input("Price per million input tokens", min_value=0.0, value=0.0, key="judge_pin")
+    entered["price_output"] = d.number_input("Price per million output tokens", min_value=0.0, value=0.0,
+                                             key="judge_pout")
+    budget = e.number_input("Budget (0 = none)", min_value=0.0, value=0.0, key="judge_budget")
+    entered["budget"] = budget or None
+    return judge_jobs.endpoint_settings(entered)
+
+
+def _aspects() -> dict[str, str]:
+    text = st.text_area("Aspects (one per line: name = definition)", key="judge_aspects",
+                        placeholder="concise = The response answers in at most two sentences.")
+    out = {}
+    for line in text.splitlines():
+        name, sep, definition = line.partition("=")
+        if sep and name.strip() and definition.strip():
+            out[name.strip()] = definition.strip()
+    return out
+
+
+def render() -> None:
+    st.title("Judge")
+    judge_jobs.collect_finished()
+    for notice in st.session_state.pop(judge_jobs.KEY_JOB_NOTICES, []):
+        st.success(ui.plain(notice), icon=":material/check_circle:")
+    job = judge_jobs.current()
+    if job is not None and job.running:
+        _live_progress()
+        return
+    files = session.record_files()
+    if not files:
+        ui.no_data("No per-request records loaded.")
+        _progress()
+        return
+    names = [f"{f.name} (sha256 {f.digest[:12]})" for f in files]
+    chosen = ui.pick("Records file", names, key="judge_file")
+    stored = files[names.index(chosen)] if chosen in names else files[0]
+    try:
+        records = loaders.read_records(stored.digest, stored.name, stored.data)
+    except Exception as exc:
+        ui.show_error(exc)
+        return
+    originals = st.session_state.get(judge_jobs.KEY_ORIGINALS, {})
+    if stored.key in originals:
+        st.caption(f"A judged version of {ui.plain(originals[stored.key].name)} (original kept unchanged).")
+        if st.button("Restore the original file", key="judge_restore"):
+            judge_jobs.restore_original(stored.key)
+            st.rerun()
+    systems = ui.bound(st.multiselect, "Systems", records.systems, default=records.systems, key="judge_systems")
+    limit = st.number_input("Records at most (the first of each chosen system)", min_value=1,
+                            value=min(20, max(1, len(records))), step=1, key="judge_limit")
+    system_column = records.table.column("system").to_pylist()
+    per_system: dict = {}
+    rows = []
+    for i, s in enumerate(system_column):
+        if s in systems and per_system.get(s, 0) < limit:
+            per_system[s] = per_system.get(s, 0) + 1
+            rows.append(i)
+    metrics = ui.bound(st.multiselect, "Metrics", list(JUDGED_METRICS), default=_DEFAULT_METRICS, key="judge_metrics")
+    aspects = _aspects() if "aspect_critique" in metrics else {}
+    a, b = st.columns(2)
+    strictness = a.number_input("Questions per answer (answer relevancy)", min_value=1, max_value=10, value=3,
+                                key="judge_strictness")
+    votes = b.number_input("Votes per aspect (odd)", min_value=1, max_value=9, value=1, step=2, key="judge_votes")
+    settings = _endpoint()
+
+    import evalsuite as es
+
+    subset = records if len(rows) == len(records) else es.Records(
+        records.table.take(rows), source=records.source, extra_columns=list(records.extra_columns))
+    if metrics:
+        info = coverage_of(subset, metrics)
+        st.subheader("Fields each metric needs")
+        table = [{"metric": m, "needs": ", ".join(i["fields"]), "judges": ", ".join(METRIC_NEEDS[m][1]),
+                  "records with the fields": i["records_with_fields"], "records chosen": i["records"],
+                  "missing fields": ", ".join(i["missing_fields"])} for m, i in info.items()]
+        st.dataframe(table, hide_index=True, width="stretch")
+    if not rows or not metrics:
+        st.info("Choose at least one system and one metric.", icon=":material/info:")
+        _progress()
+        return
+    if any("llm" in METRIC_NEEDS[m][1] for m in metrics) and not settings.get("model"):
+        st.info("Name the judge model (and the endpoint, unless the server's environment sets it) to see the "
+                "estimate and start." if not judge_jobs.is_hosted() else
+                "The operator's secrets name no judge model: these metrics cannot be judged here.",
+                icon=":material/info:")
+        _progress()
+        return
+    try:
+        judge = judge_jobs.build_judge(settings, metrics, aspects, int(strictness), int(votes))
+        estimate = judge.estimate(subset)
+    except Exception as exc:
+        ui.show_error(exc)
+        _progress()
+        return
+    st.subheader("Estimate")
+    st.text(f"{len(rows)} records: {estimate}")
+    if st.button("Start judging", key="judge_start", type="primary", icon=":material/play_arrow:"):
+        job = judge_jobs.JudgeJob(stored.key, stored.name, list(metrics), rows, judge=judge, estimate=str(estimate))
+        judge_jobs.start(job, records)
+        st.rerun()
+    _progress()
+
+
+if __name__ == "__main__":
+    from dashboard.shell import page_entry
+
+    page_entry(render)

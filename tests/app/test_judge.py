@@ -1,0 +1,162 @@
+"""The Judge page: a judging run against the loopback server replaying recorded replies
+(tests/data/ragas), its progress across page switches, cancel, and the judged records on the other
+pages as a new version of the file (original bytes kept)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from judge_server import JudgeServer
+
+from .helpers import open_page, texts
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "ragas"
+RECORDS = (DATA / "records.jsonl").read_bytes()
+METRICS = ["context_entity_recall", "context_utilization", "faithfulness"]
+
+
+@pytest.fixture
+def server():
+    recordings = json.loads((DATA / "recorded_chat.json").read_text(encoding="utf-8"))
+    with JudgeServer(recordings=recordings) as srv:
+        yield srv
+        assert srv.unrecorded == []
+
+
+def _judge_page(server, monkeypatch, metrics=METRICS):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    at = open_page("judge", pending=[("records", "answers.jsonl", RECORDS)], clear=True)
+    at.text_input(key="judge_base_url").input(server.base_url)
+    at.text_input(key="judge_model").input("test-judge")
+    at.multiselect(key="judge_metrics").set_value(metrics)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _wait(at, until, timeout=60):
+    started = time.monotonic()
+    while not until(at.session_state["judge_job"]):
+        assert time.monotonic() - started < timeout, at.session_state["judge_job"]
+        time.sleep(0.2)
+
+
+def test_fields_and_estimate_before_the_start(server, monkeypatch):
+    at = _judge_page(server, monkeypatch)
+    needs = at.dataframe[0].value.set_index("metric")
+    assert needs.loc["context_utilization", "records with the fields"] == 4  # r3's answer is empty
+    assert needs.loc["context_entity_recall", "needs"] == "reference, contexts"
+    assert any("judge requests" in t.value for t in at.text)
+    assert server.requests == 0  # nothing sent before the start
+
+
+def test_run_progress_and_result_on_the_other_pages(server, monkeypatch):
+    at = _judge_page(server, monkeypatch)
+    at.button(key="judge_start").click().run()
+    job = at.session_state["judge_job"]
+    at.switch_page("pages/overview.py").run()  # the run goes on while another page is shown
+    _wait(at, lambda j: not j.running)
+    assert job.status == "done", job.message
+    assert job.done == job.total == 10  # 5 records x 2 phases (the judge's own, this module's)
+    at.switch_page("pages/rag_quality.py").run()  # the shell puts the judged records in the session
+    assert not at.exception, [e.value for e in at.exception]
+    summary = at.dataframe[0].value
+    assert {"context_entity_recall", "context_utilization", "faithfulness"} <= set(summary.columns)
+    # Recorded entities: r1 3 of 3, r2 2 of 3 (1600 not in the contexts), r3 4 of 4.
+    assert summary.loc["rag", "context_entity_recall"] == pytest.approx((1.0 + 2 / 3 + 1.0) / 3)
+    files = at.session_state["data_files"]
+    assert [f.name for f in files.values() if f.kind == "records"] == ["answers.judged.parquet"]
+    originals = at.session_state["judge_originals"]
+    assert [o.data for o in originals.values()] == [RECORDS]  # the original bytes, untouched
+    # Per-query: each judged value of a request with its provenance (model, prompt version, mode).
+    at.switch_page("pages/per_query.py").run()
+    source = at.radio(key="per_query_source")
+    source.set_value(source.options[1]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    judgements = next(d.value for d in at.dataframe if list(d.value.columns) == ["field", "values"])
+    judged_fields = dict(zip(judgements["field"], judgements["values"]))
+    shown = judged_fields["reference_entities_in_contexts"]  # r1, from the recorded entities: all three found
+    assert shown.count("True") == 3 and "False" not in shown, shown
+    provenance = next(d.value for d in at.dataframe if "prompt_version" in d.value.columns)
+    entities = provenance[provenance["column"] == "reference_entities"].iloc[0]
+    assert entities["model"] == "test-judge" and entities["mode"] == "json_schema" and len(entities["prompt_version"]) == 12
+    # The raw reply of the first judgement with a request hash, from the judge cache (the recorded reply).
+    recorded = json.loads((DATA / "recorded_chat.json").read_text(encoding="utf-8"))
+    first = at.selectbox(key="per_query_raw_hash").value
+    assert recorded[first]["content"] in [t.value for t in at.text]
+    at.switch_page("pages/judge.py").run()
+    assert any("replace it on every page" in s.value for s in at.success)
+    assert any("requests sent" in i.value for i in at.info)
+
+
+def test_cancel_keeps_the_session_unchanged(monkeypatch):
+    recordings = json.loads((DATA / "recorded_chat.json").read_text(encoding="utf-8"))
+    with JudgeServer(recordings=recordings, delay=0.3) as slow:
+        at = _judge_page(slow, monkeypatch, metrics=["context_utilization"])
+        at.button(key="judge_start").click().run()
+        job = at.session_state["judge_job"]
+        assert job.running
+        at.button(key="judge_cancel").click().run()
+        _wait(at, lambda j: not j.running)
+        assert job.status == "cancelled" and job.result is None
+        assert "nothing joined the session" in job.message
+        at.run()
+        files = at.session_state["data_files"]
+        assert [f.name for f in files.values() if f.kind == "records"] == ["answers.jsonl"]
+
+
+def test_hosted_dashboard_takes_no_endpoint_from_the_visitor(monkeypatch):
+    at = open_page("judge", pending=[("records", "answers.jsonl", RECORDS)], clear=True,
+                   secrets={"evalsuite": {"judge_base_url": "http://10.0.0.5:8000/v1", "judge_model": "op-model",
+                                          "judge_api_key": "sk-operator-secret"}})
+    assert not [t for t in at.text_input if t.key == "judge_base_url"]
+    page_text = " ".join(texts([*at.caption, *at.markdown, *at.text]))
+    assert "op-model" in page_text and "sk-operator-secret" not in page_text and "10.0.0.5" not in page_text
+
+
+def test_the_new_metrics_on_compare():
+    # Two systems on the same six requests, with the judgement columns the Judge page writes.
+    rows = []
+    for q in range(6):
+        for system, good in (("a", True), ("b", False)):
+            rows.append({"query_id": f"q{q}", "system": system,
+                         "reference_entities_in_contexts": [good, q % 2 == 0],
+                         "context_useful_for_answer": [good, True], "critique_polite": [good]})
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    at = open_page("compare", pending=[("records", "pair.jsonl", data)], clear=True)
+    assert not at.exception, [e.value for e in at.exception]
+    assert {"context_entity_recall", "context_utilization", "critique_polite"} <= set(
+        at.multiselect(key="compare_record_metrics").options)
+    at.multiselect(key="compare_record_metrics").set_value(["context_entity_recall"]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = next(d.value for d in at.dataframe if "context_entity_recall" in d.value.to_string())
+    # a: (1 + 0.5) / 2 per pair of requests = 0.75; b: (0.5 + 0) / 2 = 0.25 (hand-computed)
+    row = table.iloc[0]
+    assert (row["mean_baseline"], row["mean_system"], row["diff"]) == pytest.approx((0.75, 0.25, -0.5))
+    assert (row["losses"], row["n_queries"]) == (6, 6)
+    from scipy.stats import wilcoxon
+
+    # Per request: a 1.0 / 0.5 alternating, b 0.5 / 0.0: six differences of -0.5.
+    assert row["p_value"] == pytest.approx(wilcoxon([-0.5] * 6).pvalue)
+
+
+def test_judging_some_records_keeps_the_others_in_the_new_version(server, monkeypatch):
+    at = _judge_page(server, monkeypatch, metrics=["context_entity_recall"])
+    at.number_input(key="judge_limit").set_value(1).run()  # r1 (rag) and r4 (bm25)
+    at.button(key="judge_start").click().run()
+    _wait(at, lambda j: not j.running)
+    job = at.session_state["judge_job"]
+    assert job.status == "done", job.message
+    assert job.rows == [0, 3]
+    at.switch_page("pages/rag_quality.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    summary = at.dataframe[0].value
+    # rag: only r1 judged (3 of 3 entities) of its 3 records; bm25: r4 (no contexts: 0 of 2) of 2.
+    assert summary.loc["rag", "context_entity_recall"] == 1.0
+    assert summary.loc["rag", "context_entity_recall coverage"] == pytest.approx(1 / 3)
+    assert summary.loc["bm25", "context_entity_recall"] == 0.0
+    assert summary.loc["bm25", "context_entity_recall coverage"] == pytest.approx(1 / 2)

@@ -1,0 +1,79 @@
+"""``evalsuite ragas``: coverage and estimate first, the judged records written, the summary printed;
+against the loopback server replaying tests/data/ragas/recorded_chat.json, embeddings from the
+recorded-free loopback /v1/embeddings endpoint (values not asserted)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import evalsuite as es
+from evalsuite.cli import main
+
+from judge_server import JudgeServer
+
+DATA = Path(__file__).parent / "data" / "ragas"
+
+
+@pytest.fixture
+def server():
+    recordings = json.loads((DATA / "recorded_chat.json").read_text(encoding="utf-8"))
+    with JudgeServer(recordings=recordings) as srv:
+        yield srv
+        assert srv.unrecorded == []
+
+
+def test_every_metric_from_the_command_line(server, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    out = tmp_path / "judged.jsonl"
+    code = main(["ragas", str(DATA / "records.jsonl"), "-o", str(out), "--model", "test-judge", "--base-url",
+                 server.base_url, "--embedding-model", "hash-embed", "--embedding-base-url", server.base_url,
+                 "--aspect", "concise=The response answers in at most two sentences without filler.",
+                 "--aspect-strictness", "3", "--cache", str(tmp_path / "c.sqlite")])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "context_entity_recall: needs reference, contexts; 5 of 5 records have them" in captured.err
+    assert "estimate: about" in captured.err
+    lines = [line.split("\t") for line in captured.out.splitlines()[1:]]
+    metrics = {m for _, m, _, _ in lines}
+    assert {"faithfulness", "context_precision", "context_recall", "answer_correctness", "answer_relevancy",
+            "answer_similarity", "context_entity_recall", "context_utilization", "context_relevancy",
+            "critique_concise"} <= metrics
+    report = es.evaluate_records(es.read_records(out))
+    assert report.per_query.set_index("query_id").loc["r2", "context_entity_recall"] == pytest.approx(2 / 3)
+
+
+def test_estimate_only_sends_nothing(server, tmp_path, capsys):
+    code = main(["ragas", str(DATA / "records.jsonl"), "-o", str(tmp_path / "x.parquet"), "--model", "m",
+                 "--base-url", server.base_url, "--metrics", "context_utilization", "--estimate-only",
+                 "--cache", str(tmp_path / "c.sqlite")])
+    assert code == 0 and server.requests == 0
+    assert "context_utilization: needs question, answer, contexts; 4 of 5"  # r3: empty answer in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--aspect", "nodefinition"], "NAME=DEFINITION"),
+    (["--metrics", "bleu"], "unknown metric"),
+    (["--aspect-strictness", "2", "--aspect", "a=b"], "odd"),
+])
+def test_bad_settings_exit_2(tmp_path, capsys, extra, message):
+    code = main(["ragas", str(DATA / "records.jsonl"), "-o", str(tmp_path / "x.parquet"), "--model", "m",
+                 "--base-url", "http://127.0.0.1:9/v1", "--cache", str(tmp_path / "c.sqlite"), *extra])
+    assert code == 2 and message in capsys.readouterr().err
+
+
+def test_budget_stop_exits_3_and_a_rerun_resumes(server, tmp_path, capsys):
+    base = ["ragas", str(DATA / "records.jsonl"), "-o", str(tmp_path / "x.jsonl"), "--model", "test-judge",
+            "--base-url", server.base_url, "--metrics", "context_utilization", "--cache", str(tmp_path / "c.sqlite"),
+            "--price-input", "1000", "--price-output", "1000"]
+    # At 1000 per million tokens a request reserves about 1.5 (its bytes + 1024 output tokens) and costs about
+    # 0.3: one request at a time, 2.0 buys a few of the 6 (one per chunk of r1, r2, r3, r5), not all.
+    code = main([*base, "--budget", "2.0", "--concurrency", "1"])
+    err = capsys.readouterr().err
+    assert code == 3 and "budget" in err, err
+    sent = server.requests
+    assert 0 < sent < 6
+    assert main(base) == 0  # no budget: the rest is judged, the answered calls come from the cache
+    assert server.requests == 6
