@@ -201,7 +201,8 @@ def _choose_sources(table: pa.Table, out: dict, warnings: list, given: list, sou
         if metric in out:
             judged = np.zeros(n, dtype=bool)
             for name in inputs:
-                judged |= table.column(name).combine_chunks().is_valid().to_numpy(zero_copy_only=False)
+                if name in names:  # a metric may come from one of several inputs (entities: two ways)
+                    judged |= table.column(name).combine_chunks().is_valid().to_numpy(zero_copy_only=False)
             for system, rows in groups.items():
                 if judged[rows].any():
                     sources[system][metric] = "computed from the judgements"

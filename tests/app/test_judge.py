@@ -136,12 +136,12 @@ def test_the_new_metrics_on_compare():
     table = next(d.value for d in at.dataframe if "context_entity_recall" in d.value.to_string())
     # a: (1 + 0.5) / 2 per pair of requests = 0.75; b: (0.5 + 0) / 2 = 0.25 (hand-computed)
     row = table.iloc[0]
-    assert (row["mean_baseline"], row["mean_system"], row["diff"]) == pytest.approx((0.75, 0.25, -0.5))
-    assert (row["losses"], row["n_queries"]) == (6, 6)
+    assert (row["mean baseline"], row["mean system"], row["diff"]) == pytest.approx((0.75, 0.25, -0.5))
+    assert (row["W/T/L"], row["n"]) == ("0/0/6", 6)
     from scipy.stats import wilcoxon
 
     # Per request: a 1.0 / 0.5 alternating, b 0.5 / 0.0: six differences of -0.5.
-    assert row["p_value"] == pytest.approx(wilcoxon([-0.5] * 6).pvalue)
+    assert row["p"] == pytest.approx(wilcoxon([-0.5] * 6).pvalue)
 
 
 def test_judging_some_records_keeps_the_others_in_the_new_version(server, monkeypatch):
