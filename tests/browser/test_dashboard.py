@@ -22,7 +22,7 @@ PAGES = [
     ("failures", "Failures", 1, "Failed requests"),
     ("compare", "Compare", 2, "BM25L against BM25"),
 ]
-NAV_TITLES = ["Data", "Overview", "Per-query", "RAG quality", "Latency", "Failures", "Compare", "Judge"]
+NAV_TITLES = ["Data", "Overview", "Per-query", "RAG quality", "Calibration", "Latency", "Failures", "Compare", "Judge"]
 
 
 def heading(tab) -> str:
