@@ -1,7 +1,9 @@
 """The session's data: every file the user uploaded (original bytes kept), keyed by its digest.
 
-Uploads last for the browser session (``st.session_state``). A file is read once when it
-arrives, through the cached loaders, so a bad file is rejected with a plain message and never
+Uploads last for the browser session (``st.session_state``), and so do the objects parsed from
+them (:func:`dashboard.loaders.held`): when the session ends, or a file is removed, its memory
+is released (only the loaders' byte budget may keep recent ones for reuse). A file is read once
+when it arrives, through the cached loaders, so a bad file is rejected with a plain message and never
 enters the store; the rest of the session's data is untouched.
 
 Files arrive through :data:`~dashboard.constants.KEY_PENDING` (a list of ``(kind, name,
@@ -132,10 +134,13 @@ def clear(sample_only: bool) -> None:
     kept = {k: f for k, f in files().items() if sample_only and not f.sample}
     st.session_state[KEY_FILES] = kept
     st.session_state[KEY_PROBLEMS] = []
+    loaders.release(f.digest for f in kept.values())
 
 
 def remove(key: str) -> None:
+    """Remove a file from the session and let go of what was parsed from it."""
     files().pop(key, None)
+    loaders.release(f.digest for f in files().values())
 
 
 def rename_run(key: str, system: str) -> str | None:
