@@ -14,10 +14,11 @@ Parsed runs, qrels and records, and records reports, grow with the input (a 7-mi
 is hundreds of MB), so they are not kept by entry count but by bytes, in :class:`ByteCache` (one
 per server): up to ``EVALSUITE_CACHE_MB`` (default 256 MiB) of the most recently used ones stay
 for any session to reuse. Beyond that an object lives only as long as a session uses it: each
-session holds what its pages read in ``st.session_state`` (:func:`held`), so a session's data is
-released when the session ends (Streamlit drops its state ``server.disconnectedSessionTTL``
-seconds after the browser goes) or when the file is removed (:func:`release`), and two live
-sessions with the same file share one copy. EvalSuite's objects are never modified after
+session holds what its pages read in a session-scoped ``st.cache_resource`` (:func:`held`), which
+Streamlit releases when the session's browser disconnects, or until the file is removed
+(:func:`release`); two live sessions with the same file share one copy. The session's uploaded
+bytes (``st.session_state``) go when Streamlit drops the session ``server.disconnectedSessionTTL``
+seconds later (:func:`_reap_expired_sessions` makes that happen on time). EvalSuite's objects are never modified after
 construction and the pages only read them. Evaluation reports and comparisons (a few rows per
 query) use ``st.cache_data``, which hands every caller its own copy.
 """
@@ -131,7 +132,6 @@ def _isolate(digest: str, data: bytes) -> bool:
 
 MIB = 1 << 20
 DEFAULT_CACHE_BYTES = 256 * MIB
-KEY_HELD = "loaders_held"  # session state: {(function, key): object} this session's pages use
 
 
 def approx_bytes(obj: Any, depth: int = 3) -> int:
@@ -269,10 +269,82 @@ def parsed_cache() -> ByteCache:
     return ByteCache(DEFAULT_CACHE_BYTES if budget is None else budget)
 
 
+class SessionHold(dict):
+    """One session's parsed objects, ``{(function, key): object}``, and the session's id."""
+
+    def __init__(self, session_id: str | None) -> None:
+        super().__init__()
+        self.session_id = session_id
+
+    # One hold is one session: compared and hashed by identity (kept in a WeakSet).
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+
+_HOLDS: weakref.WeakSet = weakref.WeakSet()  # every live session's hold (for tests and diagnostics)
+
+
+def _release_hold(hold: SessionHold) -> None:
+    """Streamlit ended the session (its browser disconnected): let go of its parsed objects, give
+    pyarrow's freed memory back, and reap the session once Streamlit's reconnect window is over."""
+    hold.clear()
+    _release_arrow_memory()
+    try:
+        ttl = float(st.get_option("server.disconnectedSessionTTL"))
+    except Exception:
+        return
+    timer = threading.Timer(ttl + 1.0, _reap_expired_sessions)
+    timer.daemon = True
+    timer.start()
+
+
+def _reap_expired_sessions() -> None:
+    """Shut down the sessions whose reconnect window (``server.disconnectedSessionTTL``) is over.
+
+    Streamlit keeps a disconnected session, with its ``st.session_state`` (here: the uploaded
+    bytes) and its uploaded files, until its next write to the session storage: on a quiet server,
+    for ever. This reaps them now and shuts them down, as Streamlit does for a session it does not
+    keep. Best effort through Streamlit's internals (1.67): if they change, nothing happens.
+    """
+    try:
+        from streamlit.runtime import Runtime
+
+        manager = Runtime.instance()._session_mgr
+        with manager._storage_lock:
+            removed = manager._session_storage._cache.expire()
+        for _, info in removed:
+            info.session.shutdown()
+    except Exception:
+        return
+    import gc
+
+    gc.collect()
+    _release_arrow_memory()
+
+
+def _release_arrow_memory() -> None:
+    try:
+        import pyarrow as pa
+
+        pa.default_memory_pool().release_unused()
+    except Exception:
+        pass
+
+
+@st.cache_resource(scope="session", on_release=_release_hold, show_spinner=False)
+def _session_hold() -> SessionHold:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    hold = SessionHold(ctx.session_id if ctx is not None else None)
+    _HOLDS.add(hold)
+    return hold
+
+
 def held() -> dict:
     """This session's parsed objects, ``{(function, key): object}`` (empty outside a session)."""
     try:
-        return st.session_state.setdefault(KEY_HELD, {})
+        return _session_hold()
     except Exception:  # no script run context: nothing to hold on to
         return {}
 
@@ -304,12 +376,7 @@ def release(digests_in_use) -> None:
     for slot in list(mine):
         if not (slot[0] in _PER_FILE and slot[1] in keep):
             del mine[slot]
-    try:
-        import pyarrow as pa
-
-        pa.default_memory_pool().release_unused()
-    except Exception:
-        pass
+    _release_arrow_memory()
 
 
 _PER_FILE = {"read_run", "read_qrels", "read_records"}

@@ -290,7 +290,23 @@ def process_pending() -> list[tuple[str, str]]:
         status.update(label=f"Read {len(pending) - len(batch)} of {len(pending)} file(s)",
                       state="error" if batch else "complete")
     problems().extend(batch)
+    _forget_uploaded_files()
     return batch
+
+
+def _forget_uploaded_files() -> None:
+    """Drop this session's files from Streamlit's upload manager once they are read: the session's
+    store keeps the bytes it needs (the uploaders get new keys, so their old files are never asked
+    for again), and Streamlit would otherwise keep a second reference to every upload for as long
+    as the session exists."""
+    try:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        ctx = get_script_run_ctx()
+        if ctx is not None and ctx.uploaded_file_mgr is not None:
+            ctx.uploaded_file_mgr.remove_session_files(ctx.session_id)
+    except Exception:
+        pass
 
 
 def take_new_active_qrels() -> StoredFile | None:
