@@ -382,21 +382,29 @@ def release(digests_in_use) -> None:
 _PER_FILE = {"read_run", "read_qrels", "read_records"}
 
 
+def _cached_by_digest(function):
+    """``function(digest, name, _data)`` through :func:`_cached`, one object per digest; the
+    uncached function stays reachable as ``__wrapped__`` (as with Streamlit's caches)."""
+    def cached(digest: str, name: str, _data: bytes):
+        return _cached(function.__name__, digest, lambda: function(digest, name, _data))
+
+    cached.__name__, cached.__doc__, cached.__wrapped__ = function.__name__, function.__doc__, function
+    return cached
+
+
+@_cached_by_digest
 def read_run(digest: str, name: str, _data: bytes) -> es.Run:
-    return _cached("read_run", digest, lambda: es.read_run(_data, source_name=name, isolate=_isolate(digest, _data),
-                                                           limits=reader_limits()))
+    return es.read_run(_data, source_name=name, isolate=_isolate(digest, _data), limits=reader_limits())
 
 
+@_cached_by_digest
 def read_qrels(digest: str, name: str, _data: bytes) -> es.Qrels:
-    return _cached("read_qrels", digest, lambda: es.read_qrels(_data, source_name=name,
-                                                               isolate=_isolate(digest, _data),
-                                                               limits=reader_limits()))
+    return es.read_qrels(_data, source_name=name, isolate=_isolate(digest, _data), limits=reader_limits())
 
 
+@_cached_by_digest
 def read_records(digest: str, name: str, _data: bytes):
-    return _cached("read_records", digest, lambda: es.read_records(_data, source_name=name,
-                                                                   isolate=_isolate(digest, _data),
-                                                                   limits=reader_limits()))
+    return es.read_records(_data, source_name=name, isolate=_isolate(digest, _data), limits=reader_limits())
 
 
 def concat_records(digests: tuple[str, ...], _parts: tuple):
