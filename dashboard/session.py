@@ -290,21 +290,31 @@ def process_pending() -> list[tuple[str, str]]:
         status.update(label=f"Read {len(pending) - len(batch)} of {len(pending)} file(s)",
                       state="error" if batch else "complete")
     problems().extend(batch)
-    _forget_uploaded_files()
+    _forget_uploaded_files([data for _, _, data in pending])
     return batch
 
 
-def _forget_uploaded_files() -> None:
-    """Drop this session's files from Streamlit's upload manager once they are read: the session's
-    store keeps the bytes it needs (the uploaders get new keys, so their old files are never asked
-    for again), and Streamlit would otherwise keep a second reference to every upload for as long
-    as the session exists."""
+def _forget_uploaded_files(read: list[bytes]) -> None:
+    """Drop the files just read from Streamlit's upload manager: the session's store keeps the
+    bytes it needs (the uploaders get new keys, so those files are never asked for again), and
+    Streamlit would otherwise keep a reference to every upload for as long as the session exists.
+
+    Only the manager's records whose bytes are the very objects read here are dropped (an upload
+    widget hands out its record's bytes without a copy), so a file uploaded meanwhile is kept.
+    Best effort through Streamlit's in-memory upload manager; with another manager nothing happens.
+    """
     try:
         from streamlit.runtime.scriptrunner import get_script_run_ctx
 
         ctx = get_script_run_ctx()
-        if ctx is not None and ctx.uploaded_file_mgr is not None:
-            ctx.uploaded_file_mgr.remove_session_files(ctx.session_id)
+        manager = getattr(ctx, "uploaded_file_mgr", None)
+        storage = getattr(manager, "file_storage", None)
+        if not read or storage is None or not hasattr(manager, "remove_file"):
+            return
+        ids = {id(data) for data in read}
+        for file_id, record in list(storage.get(ctx.session_id, {}).items()):
+            if id(record.data) in ids:
+                manager.remove_file(ctx.session_id, file_id)
     except Exception:
         pass
 

@@ -159,3 +159,22 @@ def test_the_data_of_a_session_that_ended_is_released(small_budget):
     gc.collect()
     assert ref() is None
     assert at.session_state["data_files"]  # the files stay in the session state for a reconnect
+
+
+def test_files_read_are_dropped_from_the_upload_manager_and_others_kept(monkeypatch):
+    from types import SimpleNamespace
+
+    import streamlit.runtime.scriptrunner as scriptrunner
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+    from streamlit.runtime.uploaded_file_manager import UploadedFileRec
+
+    from dashboard import session
+
+    manager = MemoryUploadedFileManager("/upload")
+    read, meanwhile = b"q1 Q0 d1 1 2.5 t\n" * 3, b"q1 0 d1 1\n" * 3
+    manager.add_file("s1", UploadedFileRec(file_id="f1", name="run.trec", type="text/plain", data=read))
+    manager.add_file("s1", UploadedFileRec(file_id="f2", name="qrels.trec", type="text/plain", data=meanwhile))
+    ctx = SimpleNamespace(session_id="s1", uploaded_file_mgr=manager)
+    monkeypatch.setattr(scriptrunner, "get_script_run_ctx", lambda *args, **kwargs: ctx)
+    session._forget_uploaded_files([read])
+    assert [r.file_id for r in manager.get_files("s1", ["f1", "f2"])] == ["f2"]
