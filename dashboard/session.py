@@ -290,17 +290,18 @@ def process_pending() -> list[tuple[str, str]]:
         status.update(label=f"Read {len(pending) - len(batch)} of {len(pending)} file(s)",
                       state="error" if batch else "complete")
     problems().extend(batch)
-    _forget_uploaded_files([data for _, _, data in pending])
+    _forget_uploaded_files([(name, data) for _, name, data in pending])
     return batch
 
 
-def _forget_uploaded_files(read: list[bytes]) -> None:
+def _forget_uploaded_files(read: list[tuple[str, bytes]]) -> None:
     """Drop the files just read from Streamlit's upload manager: the session's store keeps the
     bytes it needs (the uploaders get new keys, so those files are never asked for again), and
     Streamlit would otherwise keep a reference to every upload for as long as the session exists.
 
-    Only the manager's records whose bytes are the very objects read here are dropped (an upload
-    widget hands out its record's bytes without a copy), so a file uploaded meanwhile is kept.
+    Only the manager's records with the name and the very content of a file read here are
+    dropped (``read``: ``[(name, bytes)]``; the content is compared, as the widget may hand out a
+    copy), so a file uploaded meanwhile is kept.
     Best effort through Streamlit's in-memory upload manager; with another manager nothing happens.
     """
     try:
@@ -311,9 +312,9 @@ def _forget_uploaded_files(read: list[bytes]) -> None:
         storage = getattr(manager, "file_storage", None)
         if not read or storage is None or not hasattr(manager, "remove_file"):
             return
-        ids = {id(data) for data in read}
         for file_id, record in list(storage.get(ctx.session_id, {}).items()):
-            if id(record.data) in ids:
+            if any(record.name == name and len(record.data) == len(data) and record.data == data
+                   for name, data in read):
                 manager.remove_file(ctx.session_id, file_id)
     except Exception:
         pass

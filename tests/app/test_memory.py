@@ -176,5 +176,5 @@ def test_files_read_are_dropped_from_the_upload_manager_and_others_kept(monkeypa
     manager.add_file("s1", UploadedFileRec(file_id="f2", name="qrels.trec", type="text/plain", data=meanwhile))
     ctx = SimpleNamespace(session_id="s1", uploaded_file_mgr=manager)
     monkeypatch.setattr(scriptrunner, "get_script_run_ctx", lambda *args, **kwargs: ctx)
-    session._forget_uploaded_files([read])
+    session._forget_uploaded_files([("run.trec", bytes(bytearray(read)))])  # a copy of the bytes
     assert [r.file_id for r in manager.get_files("s1", ["f1", "f2"])] == ["f2"]
