@@ -3,8 +3,11 @@
 One command::
 
     python benchmarks/run.py [--sizes 1kx100,10kx100,7kx1000,20kx1000] [--rounds 3]
+                             [--shapes base,prefixed,...] [--ranx-shapes base]
 
-For each size the runner generates (or reuses) a run and qrels file, then
+For each size and each file shape (``shapes.py``: numeric ids, prefixed ids
+with negative scores, MS MARCO v2 ids, scientific scores, tabs, ungrouped
+lines, gzip) the runner generates (or reuses) a run and qrels file, then
 runs every tool in its own fresh subprocess (``benchmarks/worker.py``):
 
 * ranx first once as a throwaway warm-up with an empty numba cache, reported
@@ -35,7 +38,8 @@ import sys
 import time
 from pathlib import Path
 
-from generate import DATA_DIR, Dataset, Size, count_lines, generate, parse_size
+from generate import DATA_DIR, Dataset, Size, count_lines, parse_size
+from shapes import make_shape, parse_shapes
 from worker import METRICS
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -44,12 +48,15 @@ RESULTS_DIR = BENCH_DIR / "results"
 NUMBA_CACHE_DIR = DATA_DIR / "numba_cache"
 
 DEFAULT_SIZES = "1kx100,10kx100,7kx1000,20kx1000"
-TOOLS = ["evalsuite", "pytrec_eval", "ranx", "pyarrow_parse"]
+TOOLS = ["evalsuite", "pytrec_eval", "ranx", "pyarrow_parse", "polars_parse"]
+PARSERS = ["pyarrow_parse", "polars_parse"]  # the parse floor: the fastest of these per file
 EVALUATORS = ["evalsuite", "pytrec_eval", "ranx"]  # tools that compute metrics
 SUBJECT = "evalsuite"  # the tool the ratios are about
 RANX_COLD = "ranx (cold)"
 TOLERANCE = 1e-6
-LIBRARIES = ["evalsuite", "numpy", "pyarrow", "ranx", "numba", "pytrec-eval-terrier", "matplotlib"]
+LIBRARIES = [
+    "evalsuite", "numpy", "pyarrow", "polars", "ranx", "numba", "pytrec-eval-terrier", "matplotlib",
+]
 TIMED_FIELDS = [
     "wall_s",
     "read_s",
@@ -177,6 +184,19 @@ def run_worker(tool: str, ds: Dataset, timeout: float) -> dict:
     return result
 
 
+def text_bytes(path: Path) -> int:
+    """Bytes of the file's text: its size, or for a ``.gz`` file its size uncompressed."""
+    if path.suffix != ".gz":
+        return path.stat().st_size
+    import gzip
+
+    total = 0
+    with gzip.open(path, "rb") as f:
+        while block := f.read(1 << 24):
+            total += len(block)
+    return total
+
+
 def reset_numba_cache() -> None:
     """Empty the numba cache the ranx workers use, for a true cold start."""
     shutil.rmtree(NUMBA_CACHE_DIR, ignore_errors=True)
@@ -189,14 +209,16 @@ def round_order(tools: list[str], round_index: int) -> list[str]:
     return tools[shift:] + tools[:shift]
 
 
-def benchmark_size(size: Size, tools: list[str], rounds: int, timeout: float) -> dict:
-    """Generate the data of one size and run all its rounds."""
+def benchmark_size(
+    size: Size, tools: list[str], rounds: int, timeout: float, shape: str = "base"
+) -> dict:
+    """Generate the data of one size in one shape and run all its rounds."""
     t0 = time.perf_counter()
-    ds = generate(size)
+    ds = make_shape(size, shape)
     count_lines(ds.run)  # read both files once so every tool finds them in the page cache
     count_lines(ds.qrels)
     print(
-        f"\n== {size.label}: {size.lines:,} run lines, "
+        f"\n== {size.label} {shape}: {size.lines:,} run lines, "
         f"{ds.run.stat().st_size / 2**20:.1f} MiB (data ready in {time.perf_counter() - t0:.1f} s)"
     )
 
@@ -227,11 +249,13 @@ def benchmark_size(size: Size, tools: list[str], rounds: int, timeout: float) ->
 
     return {
         "size": size.label,
+        "shape": shape,
         "queries": size.queries,
         "docs_per_query": size.docs,
         "run_lines": size.lines,
         "qrels_lines": count_lines(ds.qrels),
         "run_file_mib": ds.run.stat().st_size / 2**20,
+        "run_text_mib": text_bytes(ds.run) / 2**20,
         "records": records,
         "skipped": skipped,
     }
@@ -312,6 +336,31 @@ def agreement(records: list[dict]) -> list[dict]:
     return rows
 
 
+def floor_ratio(records: list[dict]) -> float | None:
+    """Median over rounds of SUBJECT's wall time over the fastest parser's in that round."""
+    walls: dict[tuple, float] = {(r["tool"], r["round"]): r["wall_s"] for r in records}
+    per_round = []
+    for rnd in sorted({r for (_, r) in walls if r is not None}):
+        floors = [walls[(p, rnd)] for p in PARSERS if (p, rnd) in walls]
+        if floors and (SUBJECT, rnd) in walls:
+            per_round.append(walls[(SUBJECT, rnd)] / min(floors))
+    return statistics.median(per_round) if per_round else None
+
+
+def process_ratios(records: list[dict]) -> dict[str, float | None]:
+    """Like ``wall_ratios`` but of whole processes (interpreter start and imports included)."""
+    procs: dict[tuple, float] = {(r["tool"], r["round"]): r["proc_s"] for r in records}
+    ratios = {}
+    for other in EVALUATORS:
+        per_round = [
+            procs[(SUBJECT, rnd)] / procs[(other, rnd)]
+            for (tool, rnd) in procs
+            if other != SUBJECT and tool == other and rnd is not None and (SUBJECT, rnd) in procs
+        ]
+        ratios[other] = statistics.median(per_round) if per_round else None
+    return ratios
+
+
 def summarise(size_result: dict) -> dict:
     """Medians, ratios, memory per file size and agreement of one size."""
     records = size_result["records"]
@@ -320,8 +369,10 @@ def summarise(size_result: dict) -> dict:
     return {
         "medians": medians,
         "ratios": wall_ratios(records),
+        "floor_ratio": floor_ratio(records),
+        "process_ratios": process_ratios(records),
         "subject_rss_per_file_mib": (
-            subject["peak_rss_mib"] / size_result["run_file_mib"] if subject else None
+            subject["peak_rss_mib"] / size_result["run_text_mib"] if subject else None
         ),
         "agreement": agreement(records),
     }
@@ -362,6 +413,7 @@ def markdown_table(headers: list[str], rows: list[list[str]]) -> str:
 
 TIME_HEADERS = [
     "size",
+    "shape",
     "tool",
     "runs",
     "wall s",
@@ -374,14 +426,18 @@ TIME_HEADERS = [
 ]
 RATIO_HEADERS = [
     "size",
+    "shape",
     "run lines",
     "run file MiB",
     f"{SUBJECT}/pytrec_eval",
     f"{SUBJECT}/ranx (warm)",
     f"{SUBJECT}/pyarrow_parse",
+    f"{SUBJECT}/polars_parse",
+    f"{SUBJECT}/fastest parse",
+    "process: /pytrec_eval",
     f"{SUBJECT} peak RSS / file",
 ]
-AGREE_HEADERS = ["size", "metric", *EVALUATORS, "max diff", "status"]
+AGREE_HEADERS = ["size", "shape", "metric", *EVALUATORS, "max diff", "status"]
 
 
 def time_rows(result: dict) -> list[list[str]]:
@@ -391,6 +447,7 @@ def time_rows(result: dict) -> list[list[str]]:
     return [
         [
             result["size"],
+            result.get("shape", "base"),
             tool,
             m["runs"],
             fmt(m["wall_s"]),
@@ -411,11 +468,15 @@ def ratio_row(result: dict) -> list[str]:
     ratios = summary["ratios"]
     return [
         result["size"],
+        result.get("shape", "base"),
         f"{result['run_lines']:,}",
         fmt(result["run_file_mib"], 1),
         fmt(ratios.get("pytrec_eval")),
         fmt(ratios.get("ranx")),
         fmt(ratios.get("pyarrow_parse")),
+        fmt(ratios.get("polars_parse")),
+        fmt(summary.get("floor_ratio")),
+        fmt(summary.get("process_ratios", {}).get("pytrec_eval")),
         fmt(summary["subject_rss_per_file_mib"], 2),
     ]
 
@@ -431,7 +492,7 @@ def agreement_rows(result: dict) -> list[list[str]]:
         status = row["status"]
         if row["unstable_tools"]:
             status += f" (unstable: {', '.join(row['unstable_tools'])})"
-        rows.append([result["size"], row["metric"], *values, spread, status])
+        rows.append([result["size"], result.get("shape", "base"), row["metric"], *values, spread, status])
     return rows
 
 
@@ -445,7 +506,7 @@ def print_size(result: dict) -> None:
     print(text_table(AGREE_HEADERS, agreement_rows(result)))
     failed = [r["metric"] for r in result["summary"]["agreement"] if r["status"] == "FAIL"]
     if failed:
-        where = f"{result['size']}: {', '.join(failed)}"
+        where = f"{result['size']} {result.get('shape', 'base')}: {', '.join(failed)}"
         print(f"FAIL: metric means disagree beyond {TOLERANCE:g} on {where}")
 
 
@@ -495,7 +556,10 @@ def markdown_report(report: dict) -> str:
         f"## {SUBJECT} relative to the others",
         "",
         "Ratio of wall times within each round, median over rounds (below 1: "
-        f"{SUBJECT} is faster). Peak RSS / file is MiB of memory per MiB of run file.",
+        f"{SUBJECT} is faster). Fastest parse: the faster of pyarrow_parse and polars_parse in "
+        "each round. Process: whole worker processes (start-up and imports included). "
+        "Peak RSS / file is MiB of memory per MiB of run file (for gzip, of the file "
+        "uncompressed).",
         "",
         markdown_table(RATIO_HEADERS, [ratio_row(r) for r in results]),
         "",
@@ -504,7 +568,11 @@ def markdown_report(report: dict) -> str:
         markdown_table(AGREE_HEADERS, [row for r in results for row in agreement_rows(r)]),
         "",
     ]
-    skipped = [(r["size"], tool, why) for r in results for tool, why in r["skipped"].items()]
+    skipped = [
+        (f"{r['size']} {r.get('shape', 'base')}", tool, why)
+        for r in results
+        for tool, why in r["skipped"].items()
+    ]
     if skipped:
         lines += ["## Skipped", ""] + [f"- {s}, {t}: {w}" for s, t, w in skipped] + [""]
     lines += ["![wall time against run lines](time_vs_lines.png)", ""]
@@ -512,7 +580,8 @@ def markdown_report(report: dict) -> str:
 
 
 def plot(report: dict, path: Path) -> bool:
-    """Log-log plot of median wall time against run lines, one line per tool."""
+    """Log-log plot of median wall time against run lines, one line per tool (base shape, or
+    the first shape measured when base was not)."""
     try:
         import matplotlib
 
@@ -522,11 +591,13 @@ def plot(report: dict, path: Path) -> bool:
         print("matplotlib is not installed: no plot (pip install -r benchmarks/requirements.txt)")
         return False
     fig, ax = plt.subplots(figsize=(7, 4.5))
+    shapes = [r.get("shape", "base") for r in report["sizes"]]
+    shown = "base" if "base" in shapes else shapes[0]
     for tool in [*TOOLS, RANX_COLD]:
         points = sorted(
             (r["run_lines"], r["summary"]["medians"][tool]["wall_s"])
             for r in report["sizes"]
-            if tool in r["summary"]["medians"]
+            if tool in r["summary"]["medians"] and r.get("shape", "base") == shown
         )
         if points:
             x, y = zip(*points, strict=True)
@@ -535,7 +606,7 @@ def plot(report: dict, path: Path) -> bool:
     ax.set_yscale("log")
     ax.set_xlabel("run lines")
     ax.set_ylabel("wall time from files, s (median)")
-    ax.set_title(f"{report['machine']['cpu']}, {report['machine']['cores']} cores")
+    ax.set_title(f"{shown} shape; {report['machine']['cpu']}, {report['machine']['cores']} cores")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()
@@ -567,6 +638,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds per size (default 3)")
     parser.add_argument(
+        "--shapes",
+        default="base",
+        help="comma-separated file shapes of shapes.py, or 'all' (default base)",
+    )
+    parser.add_argument(
+        "--ranx-shapes",
+        default=None,
+        help="shapes ranx runs on (default: all of --shapes); ranx is slow",
+    )
+    parser.add_argument(
         "--tools", default=",".join(TOOLS), help=f"comma-separated subset of {','.join(TOOLS)}"
     )
     parser.add_argument(
@@ -578,6 +659,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     args = parser.parse_args(argv)
     args.sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+    try:
+        args.shapes = parse_shapes(args.shapes)
+        args.ranx_shapes = (
+            args.shapes if args.ranx_shapes is None else parse_shapes(args.ranx_shapes)
+        )
+    except argparse.ArgumentTypeError as exc:
+        parser.error(str(exc))
     args.tools = [t.strip() for t in args.tools.split(",") if t.strip()]
     unknown = set(args.tools) - set(TOOLS)
     if unknown or args.rounds < 1:
@@ -595,16 +683,24 @@ def main(argv: list[str] | None = None) -> int:
         ),
         "rounds": args.rounds,
         "tools": args.tools,
+        "shapes": args.shapes,
         "metrics": METRICS,
         "machine": machine_info(),
         "sizes": [],
     }
     for size in args.sizes:
-        result = benchmark_size(size, args.tools, args.rounds, args.timeout)
-        result["summary"] = summarise(result)
-        report["sizes"].append(result)
-        print_size(result)
-        write_results(report, args.results_dir)  # after each size, so partial runs leave results
+        for shape in args.shapes:
+            # ranx.Run.from_file reads no gzip: it skips that shape.
+            tools = [
+                t
+                for t in args.tools
+                if t != "ranx" or (shape in args.ranx_shapes and shape != "gzip")
+            ]
+            result = benchmark_size(size, tools, args.rounds, args.timeout, shape)
+            result["summary"] = summarise(result)
+            report["sizes"].append(result)
+            print_size(result)
+            write_results(report, args.results_dir)  # after each one, so partial runs leave results
     print(f"\nwrote {args.results_dir}/latest.json, latest.md, time_vs_lines.png")
     failed = any(r["status"] == "FAIL" for s in report["sizes"] for r in s["summary"]["agreement"])
     return 1 if failed else 0

@@ -4,7 +4,8 @@ Usage::
 
     python benchmarks/worker.py TOOL QRELS RUN
 
-TOOL is one of ``evalsuite``, ``pytrec_eval``, ``ranx`` or ``pyarrow_parse``.
+TOOL is one of ``evalsuite``, ``pytrec_eval``, ``ranx``, ``pyarrow_parse`` or
+``polars_parse``.
 The worker imports the tool, reads the qrels and the run from their files,
 computes the benchmark metrics and prints one JSON line on stdout::
 
@@ -18,9 +19,9 @@ qrels to the metric means in hand (imports excluded; they are in
 (see ``peak_rss_mib()``), so it includes the interpreter and the tool's
 imports (``rss_import_mib`` is the same figure just after the imports).
 
-``pyarrow_parse`` is not an evaluator: it only parses the run file with
-``pyarrow.csv.read_csv``, the floor for reading a run from text.  It
-reports no metrics.
+``pyarrow_parse`` and ``polars_parse`` are not evaluators: they only parse
+the run file with ``pyarrow.csv.read_csv`` or ``polars.read_csv``, the floor
+for reading a run from text.  They report no metrics.
 """
 
 from __future__ import annotations
@@ -115,12 +116,15 @@ def rr_at_10(rr: float) -> float:
 
 
 def load_pytrec_eval() -> Tool:
-    """pytrec_eval: parse with its own parse_qrel/parse_run, as users do."""
+    """pytrec_eval: parse with its own parse_qrel/parse_run, as users do (through gzip.open
+    for a ``.gz`` file)."""
     import pytrec_eval
 
     def read(parse):
         def reader(path):
-            with open(path) as f:
+            import gzip
+
+            with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
                 return parse(f)
 
         return reader
@@ -153,27 +157,57 @@ def load_ranx() -> Tool:
     )
 
 
+FLOOR_COLUMNS = ["qid", "q0", "docid", "rank", "score", "tag"]
+
+
+def run_delimiter(path: str) -> str:
+    """Tab if the run's first line has a tab, else space (the floor tools need one delimiter;
+    the benchmark's files use one or the other throughout).  Reads the first line only, through
+    gzip for a ``.gz`` file."""
+    import gzip
+
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        return "\t" if b"\t" in f.readline() else " "
+
+
 def load_pyarrow_parse() -> Tool:
-    """The floor: pyarrow.csv.read_csv of the run file alone, no metrics."""
+    """The floor: pyarrow.csv.read_csv of the run file alone, no metrics.
+
+    Ids as strings, score as float64, on the file's delimiter; a ``.gz`` file is
+    decompressed by pyarrow (it picks the codec from the extension).
+    """
     import pyarrow as pa
     import pyarrow.csv as pa_csv
 
-    columns = {
-        "qid": pa.string(),
-        "q0": pa.string(),
-        "docid": pa.string(),
-        "rank": pa.int64(),
-        "score": pa.float64(),
-        "tag": pa.string(),
-    }
+    types = {"qid": pa.string(), "q0": pa.string(), "docid": pa.string(), "rank": pa.int64(),
+             "score": pa.float64(), "tag": pa.string()}
 
     def read_run(path):
         return pa_csv.read_csv(
             path,
-            read_options=pa_csv.ReadOptions(column_names=list(columns)),
-            parse_options=pa_csv.ParseOptions(delimiter=" "),
-            convert_options=pa_csv.ConvertOptions(column_types=columns),
+            read_options=pa_csv.ReadOptions(column_names=FLOOR_COLUMNS),
+            parse_options=pa_csv.ParseOptions(delimiter=run_delimiter(path)),
+            convert_options=pa_csv.ConvertOptions(column_types=types),
         )
+
+    return Tool(lambda path: None, read_run, lambda qrels, run: {})
+
+
+def load_polars_parse() -> Tool:
+    """The other floor: polars.read_csv of the run file alone, no metrics.
+
+    Ids as strings, score as float64, on the file's delimiter, no quoting; polars
+    decompresses gzip itself.
+    """
+    import polars as pl
+
+    schema = {"qid": pl.String, "q0": pl.String, "docid": pl.String, "rank": pl.Int64,
+              "score": pl.Float64, "tag": pl.String}
+
+    def read_run(path):
+        return pl.read_csv(path, has_header=False, separator=run_delimiter(path), schema=schema,
+                           quote_char=None)
 
     return Tool(lambda path: None, read_run, lambda qrels, run: {})
 
@@ -183,6 +217,7 @@ TOOLS: dict[str, Callable[[], Tool]] = {
     "pytrec_eval": load_pytrec_eval,
     "ranx": load_ranx,
     "pyarrow_parse": load_pyarrow_parse,
+    "polars_parse": load_polars_parse,
 }
 
 
@@ -191,6 +226,7 @@ DISTRIBUTIONS = {
     "pytrec_eval": "pytrec-eval-terrier",
     "ranx": "ranx",
     "pyarrow_parse": "pyarrow",
+    "polars_parse": "polars",
 }
 
 

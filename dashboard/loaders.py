@@ -10,11 +10,17 @@ shown on the page, and the server and the other sessions never notice. The sampl
 in ``sample_data/`` (recognised by their SHA-256) are read in the server process, so a cold start
 does not wait for the reader processes.
 
-Parsed runs, qrels and records, and records reports, are kept with ``st.cache_resource``: they
-grow with the input (a 7-million-line run is hundreds of MB) and ``st.cache_data`` would unpickle
-a fresh copy on every rerun; EvalSuite's objects are never modified after construction and the
-pages only read them. Evaluation reports and comparisons (a few rows per query) use
-``st.cache_data``, which hands every caller its own copy.
+Parsed runs, qrels and records, and records reports, grow with the input (a 7-million-line run
+is hundreds of MB), so they are not kept by entry count but by bytes, in :class:`ByteCache` (one
+per server): up to ``EVALSUITE_CACHE_MB`` (default 256 MiB) of the most recently used ones stay
+for any session to reuse. Beyond that an object lives only as long as a session uses it: each
+session holds what its pages read in a session-scoped ``st.cache_resource`` (:func:`held`), which
+Streamlit releases when the session's browser disconnects, or until the file is removed
+(:func:`release`); two live sessions with the same file share one copy. The session's uploaded
+bytes (``st.session_state``) go when Streamlit drops the session ``server.disconnectedSessionTTL``
+seconds later (:func:`_reap_expired_sessions` makes that happen on time). EvalSuite's objects are never modified after
+construction and the pages only read them. Evaluation reports and comparisons (a few rows per
+query) use ``st.cache_data``, which hands every caller its own copy.
 """
 
 from __future__ import annotations
@@ -22,6 +28,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
 
 import streamlit as st
 
@@ -115,24 +127,288 @@ def _isolate(digest: str, data: bytes) -> bool:
     return not (digest in _sample_digests() and digest_of(data) == digest)
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+# ----------------------------------------------------------------------------------------------
+# Parsed files: bounded by bytes, held by the sessions that use them.
+
+MIB = 1 << 20
+DEFAULT_CACHE_BYTES = 256 * MIB
+
+
+def approx_bytes(obj: Any, depth: int = 3) -> int:
+    """Memory held by a parsed object, in bytes, as the sum of its arrays' buffers.
+
+    numpy arrays count ``nbytes`` (object arrays 64 bytes more per element, for the strings
+    they point to), pyarrow arrays and tables their buffers, pandas frames their columns; objects
+    (Run, Qrels, Records, reports), dicts, lists and tuples the sum of their parts, ``depth``
+    levels down; anything else :func:`sys.getsizeof`. An estimate for budgeting, not an audit.
+
+    >>> import numpy as np
+    >>> approx_bytes(np.zeros(1000))
+    8000
+    """
+    if isinstance(obj, (str, bytes, int, float, bool, type(None))):
+        return sys.getsizeof(obj)
+    nbytes = getattr(obj, "nbytes", None)
+    if isinstance(nbytes, int) and hasattr(obj, "dtype"):  # numpy array or pandas Series
+        dtype = getattr(obj, "dtype", None)
+        return nbytes + (64 * len(obj) if getattr(dtype, "kind", None) == "O" else 0)
+    if hasattr(obj, "get_total_buffer_size"):  # pyarrow Array, ChunkedArray, Table, RecordBatch
+        return int(obj.get_total_buffer_size())
+    if hasattr(obj, "memory_usage") and hasattr(obj, "columns"):  # pandas DataFrame
+        usage = obj.memory_usage(index=True, deep=False)
+        objects = sum(len(obj) for c in obj.columns if getattr(obj[c], "dtype", None) == object) \
+            if obj.columns.is_unique else 0
+        return int(usage.sum()) + 64 * objects
+    if depth <= 0:
+        return sys.getsizeof(obj)
+    if isinstance(obj, dict):
+        return sys.getsizeof(obj) + sum(approx_bytes(v, depth - 1) for v in obj.values())
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return sys.getsizeof(obj) + sum(approx_bytes(v, depth - 1) for v in obj)
+    fields = getattr(obj, "__dict__", None)
+    if fields is not None:
+        return sys.getsizeof(obj) + sum(approx_bytes(v, depth - 1) for v in fields.values())
+    return sys.getsizeof(obj)
+
+
+class ByteCache:
+    """Objects computed from files, shared by a server's sessions and bounded by bytes.
+
+    The ``max_bytes`` most recently used bytes of objects stay (least recently used dropped
+    first; an object larger than ``max_bytes`` is never kept). Dropped objects that some
+    session still holds remain reachable through a weak reference, so a second session reading
+    the same file gets the same object, not a second copy. Each key is computed once at a time:
+    a second caller of the same key waits for the first.
+
+    Parameters
+    ----------
+    max_bytes : int
+        Budget of the strongly held objects, in bytes (as :func:`approx_bytes` counts them).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cache = ByteCache(max_bytes=10_000)
+    >>> a = cache.get(("run", "x"), lambda: np.zeros(1000))    # 8,000 bytes: kept
+    >>> b = cache.get(("run", "y"), lambda: np.zeros(1000))    # the budget drops x
+    >>> cache.keys(), cache.held_bytes
+    ([('run', 'y')], 8000)
+    """
+
+    def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        self.max_bytes = int(max_bytes)
+        self.held_bytes = 0
+        self._lru: OrderedDict[Any, tuple[Any, int]] = OrderedDict()
+        self._live: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self._lock = threading.Lock()
+        self._computing: dict[Any, threading.Lock] = {}
+
+    def keys(self) -> list:
+        """Keys of the strongly held objects, least recently used first."""
+        with self._lock:
+            return list(self._lru)
+
+    def _lookup(self, key):
+        if key in self._lru:
+            self._lru.move_to_end(key)
+            return self._lru[key][0]
+        return self._live.get(key)
+
+    def get(self, key, compute: Callable[[], Any]) -> Any:
+        """The object of ``key``: cached, or ``compute()`` (whose exceptions pass through, and
+        nothing is cached then)."""
+        with self._lock:
+            value = self._lookup(key)
+            if value is not None:
+                return value
+            gate = self._computing.setdefault(key, threading.Lock())
+        with gate:
+            with self._lock:
+                value = self._lookup(key)
+            if value is not None:
+                return value
+            try:
+                value = compute()
+                self._put(key, value)
+            finally:
+                with self._lock:
+                    self._computing.pop(key, None)
+        return value
+
+    def _put(self, key, value) -> None:
+        size = approx_bytes(value)
+        with self._lock:
+            try:
+                self._live[key] = value
+            except TypeError:  # not weakly referenceable: only the budget keeps it
+                pass
+            if size > self.max_bytes:
+                return
+            self._lru[key] = (value, size)
+            self.held_bytes += size
+            while self.held_bytes > self.max_bytes:
+                _, (_, dropped) = self._lru.popitem(last=False)
+                self.held_bytes -= dropped
+
+    def clear(self) -> None:
+        """Forget every object (sessions keep what they hold)."""
+        with self._lock:
+            self._lru.clear()
+            self._live = weakref.WeakValueDictionary()
+            self.held_bytes = 0
+
+
+@st.cache_resource(show_spinner=False)
+def parsed_cache() -> ByteCache:
+    """The server's cache of parsed files, with the budget of its settings (``EVALSUITE_CACHE_MB``
+    or the secret ``evalsuite.cache_mb``; default 256 MiB)."""
+    try:
+        budget = _settings({"max_bytes": ("EVALSUITE_CACHE_MB", "cache_mb", MIB, int)}).get("max_bytes")
+    except es.EvalSuiteError:
+        budget = None
+    return ByteCache(DEFAULT_CACHE_BYTES if budget is None else budget)
+
+
+class SessionHold(dict):
+    """One session's parsed objects, ``{(function, key): object}``, and the session's id."""
+
+    def __init__(self, session_id: str | None) -> None:
+        super().__init__()
+        self.session_id = session_id
+
+    # One hold is one session: compared and hashed by identity (kept in a WeakSet).
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+
+_HOLDS: weakref.WeakSet = weakref.WeakSet()  # every live session's hold (for tests and diagnostics)
+
+
+def _release_hold(hold: SessionHold) -> None:
+    """Streamlit ended the session (its browser disconnected): let go of its parsed objects, give
+    pyarrow's freed memory back, and reap the session once Streamlit's reconnect window is over."""
+    hold.clear()
+    _release_arrow_memory()
+    try:
+        ttl = float(st.get_option("server.disconnectedSessionTTL"))
+    except Exception:
+        return
+    timer = threading.Timer(ttl + 1.0, _reap_expired_sessions)
+    timer.daemon = True
+    timer.start()
+
+
+def _reap_expired_sessions() -> None:
+    """Shut down the sessions whose reconnect window (``server.disconnectedSessionTTL``) is over.
+
+    Streamlit keeps a disconnected session, with its ``st.session_state`` (here: the uploaded
+    bytes) and its uploaded files, until its next write to the session storage: on a quiet server,
+    for ever. This reaps them now and shuts them down, as Streamlit does for a session it does not
+    keep. Best effort through Streamlit's internals (1.67): if they change, nothing happens.
+    """
+    try:
+        from streamlit.runtime import Runtime
+
+        manager = Runtime.instance()._session_mgr
+        with manager._storage_lock:
+            removed = manager._session_storage._cache.expire()
+        for _, info in removed:
+            info.session.shutdown()
+    except Exception:
+        return
+    import gc
+
+    gc.collect()
+    _release_arrow_memory()
+
+
+def _release_arrow_memory() -> None:
+    try:
+        import pyarrow as pa
+
+        pa.default_memory_pool().release_unused()
+    except Exception:
+        pass
+
+
+@st.cache_resource(scope="session", on_release=_release_hold, show_spinner=False)
+def _session_hold() -> SessionHold:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    hold = SessionHold(ctx.session_id if ctx is not None else None)
+    _HOLDS.add(hold)
+    return hold
+
+
+def held() -> dict:
+    """This session's parsed objects, ``{(function, key): object}`` (empty outside a session)."""
+    try:
+        return _session_hold()
+    except Exception:  # no script run context: nothing to hold on to
+        return {}
+
+
+def _cached(function: str, key, compute: Callable[[], Any], keep_one: bool = False) -> Any:
+    """``compute()`` through the server's :class:`ByteCache`, held by this session.
+
+    ``keep_one``: the session holds only its latest object of ``function`` (derived objects,
+    such as a records report per cutoff), else one per key (files, by digest).
+    """
+    mine = held()
+    slot = (function, key)
+    if slot in mine:
+        return mine[slot]
+    value = parsed_cache().get(slot, compute)
+    if keep_one:
+        for other in [s for s in mine if s[0] == function]:
+            del mine[other]
+    mine[slot] = value
+    return value
+
+
+def release(digests_in_use) -> None:
+    """Let go of this session's parsed files whose digest is not in ``digests_in_use`` (after a
+    file is removed or the data cleared), and of its derived objects; the memory goes back
+    unless another session holds them or the cache's budget keeps them."""
+    keep = set(digests_in_use)
+    mine = held()
+    for slot in list(mine):
+        if not (slot[0] in _PER_FILE and slot[1] in keep):
+            del mine[slot]
+    _release_arrow_memory()
+
+
+_PER_FILE = {"read_run", "read_qrels", "read_records"}
+
+
+def _cached_by_digest(function):
+    """``function(digest, name, _data)`` through :func:`_cached`, one object per digest; the
+    uncached function stays reachable as ``__wrapped__`` (as with Streamlit's caches)."""
+    def cached(digest: str, name: str, _data: bytes):
+        return _cached(function.__name__, digest, lambda: function(digest, name, _data))
+
+    cached.__name__, cached.__doc__, cached.__wrapped__ = function.__name__, function.__doc__, function
+    return cached
+
+
+@_cached_by_digest
 def read_run(digest: str, name: str, _data: bytes) -> es.Run:
     return es.read_run(_data, source_name=name, isolate=_isolate(digest, _data), limits=reader_limits())
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
+@_cached_by_digest
 def read_qrels(digest: str, name: str, _data: bytes) -> es.Qrels:
     return es.read_qrels(_data, source_name=name, isolate=_isolate(digest, _data), limits=reader_limits())
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+@_cached_by_digest
 def read_records(digest: str, name: str, _data: bytes):
     return es.read_records(_data, source_name=name, isolate=_isolate(digest, _data), limits=reader_limits())
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
 def concat_records(digests: tuple[str, ...], _parts: tuple):
-    return es.concat_records(list(_parts))
+    return _cached("concat_records", digests, lambda: es.concat_records(list(_parts)), keep_one=True)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -141,15 +417,15 @@ def evaluate_run(qrels_digest: str, run_digest: str, metrics: tuple[str, ...], r
     return es.evaluate(_qrels, _run, list(metrics), rel_level=rel_level)
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
 def attributed_records(digests: tuple[str, ...], rel_level: int, _records):
     """The records with each failed request's stage given or attributed (es.with_attributed_failures)."""
-    return es.with_attributed_failures(_records, rel_level=rel_level)
+    return _cached("attributed_records", (digests, rel_level),
+                   lambda: es.with_attributed_failures(_records, rel_level=rel_level), keep_one=True)
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
 def evaluate_records(digests: tuple[str, ...], k: int, rel_level: int, _records):
-    return es.evaluate_records(_records, k=k, rel_level=rel_level)
+    return _cached("evaluate_records", (digests, k, rel_level),
+                   lambda: es.evaluate_records(_records, k=k, rel_level=rel_level), keep_one=True)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

@@ -1,7 +1,9 @@
 """The session's data: every file the user uploaded (original bytes kept), keyed by its digest.
 
-Uploads last for the browser session (``st.session_state``). A file is read once when it
-arrives, through the cached loaders, so a bad file is rejected with a plain message and never
+Uploads last for the browser session (``st.session_state``), and so do the objects parsed from
+them (:func:`dashboard.loaders.held`): when the session ends, or a file is removed, its memory
+is released (only the loaders' byte budget may keep recent ones for reuse). A file is read once
+when it arrives, through the cached loaders, so a bad file is rejected with a plain message and never
 enters the store; the rest of the session's data is untouched.
 
 Files arrive through :data:`~dashboard.constants.KEY_PENDING` (a list of ``(kind, name,
@@ -132,10 +134,13 @@ def clear(sample_only: bool) -> None:
     kept = {k: f for k, f in files().items() if sample_only and not f.sample}
     st.session_state[KEY_FILES] = kept
     st.session_state[KEY_PROBLEMS] = []
+    loaders.release(f.digest for f in kept.values())
 
 
 def remove(key: str) -> None:
+    """Remove a file from the session and let go of what was parsed from it."""
     files().pop(key, None)
+    loaders.release(f.digest for f in files().values())
 
 
 def rename_run(key: str, system: str) -> str | None:
@@ -285,7 +290,34 @@ def process_pending() -> list[tuple[str, str]]:
         status.update(label=f"Read {len(pending) - len(batch)} of {len(pending)} file(s)",
                       state="error" if batch else "complete")
     problems().extend(batch)
+    _forget_uploaded_files([(name, data) for _, name, data in pending])
     return batch
+
+
+def _forget_uploaded_files(read: list[tuple[str, bytes]]) -> None:
+    """Drop the files just read from Streamlit's upload manager: the session's store keeps the
+    bytes it needs (the uploaders get new keys, so those files are never asked for again), and
+    Streamlit would otherwise keep a reference to every upload for as long as the session exists.
+
+    Only the manager's records with the name and the very content of a file read here are
+    dropped (``read``: ``[(name, bytes)]``; the content is compared, as the widget may hand out a
+    copy), so a file uploaded meanwhile is kept.
+    Best effort through Streamlit's in-memory upload manager; with another manager nothing happens.
+    """
+    try:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        ctx = get_script_run_ctx()
+        manager = getattr(ctx, "uploaded_file_mgr", None)
+        storage = getattr(manager, "file_storage", None)
+        if not read or storage is None or not hasattr(manager, "remove_file"):
+            return
+        for file_id, record in list(storage.get(ctx.session_id, {}).items()):
+            if any(record.name == name and len(record.data) == len(data) and record.data == data
+                   for name, data in read):
+                manager.remove_file(ctx.session_id, file_id)
+    except Exception:
+        pass
 
 
 def take_new_active_qrels() -> StoredFile | None:

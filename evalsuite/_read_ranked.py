@@ -106,7 +106,8 @@ def _parse_trec(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
     """TREC run or qrels: pyarrow on the file as it is, else on normalised whitespace, else Python."""
     if inp.size == 0:
         raise EvalSuiteError("the file is empty", source=inp.name)
-    parsed = None if _has_other_whitespace(inp) else _parse_trec_arrow(inp.arrow_source(), kind)
+    separator = _separator(inp)
+    parsed = None if separator is None else _parse_trec_arrow(inp.arrow_source(), kind, separator)
     if parsed is not None:
         return parsed
     data = inp.data
@@ -117,8 +118,9 @@ def _parse_trec(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
     return _parse_trec_python(inp, kind)
 
 
-def _parse_trec_arrow(source, kind: str) -> _Parsed | None:
-    """Fast path for single-space separated lines (``source``: a pyarrow buffer or memory map).
+def _parse_trec_arrow(source, kind: str, delimiter: str = " ") -> _Parsed | None:
+    """Fast path for lines separated by single spaces, or single tabs (``delimiter``; ``source``:
+    a pyarrow buffer or memory map).
 
     Returns None when the result would not be what a whitespace split gives line by line
     (pyarrow rejected a line, a field is empty, a line is blank or starts with '#'); the
@@ -133,7 +135,7 @@ def _parse_trec_arrow(source, kind: str) -> _Parsed | None:
             source,
             read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
             # Blank lines must fail here (not be skipped), or line numbers would shift.
-            parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
                                               escape_char=False, newlines_in_values=False,
                                               ignore_empty_lines=False),
             convert_options=pacsv.ConvertOptions(
@@ -191,6 +193,31 @@ def _has_other_whitespace(inp: _Input) -> bool:
     if any(data.find(c) != -1 for c in (b"\t", b"\v", b"\f")):
         return True
     return data.find(b"\r") != -1 and data.count(b"\r") != data.count(b"\r\n")
+
+
+def _separator(inp: _Input) -> str | None:
+    """The one field separator pyarrow can split the file on exactly as trec_eval splits lines:
+    a space (no other whitespace but line ends), a tab (tabs and no spaces, vertical tabs, form
+    feeds or lone CRs: a tab-separated export), or None (mixed whitespace: normalise first).
+
+    A tab-separated file skips the normalising pass, which copies the file several times; runs
+    of tabs, leading or trailing tabs give empty fields or extra columns, which the pyarrow pass
+    refuses like runs of spaces, so such files still take the normalising pass."""
+    if not _has_other_whitespace(inp):
+        return " "
+    if inp.path is not None and inp._data is None:
+        import mmap
+
+        with open(inp.path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            return "\t" if _only_tabs(view) else None
+    return "\t" if _only_tabs(inp.data) else None
+
+
+def _only_tabs(data) -> bool:
+    """No spaces, vertical tabs, form feeds or CRs other than in CRLF line ends."""
+    if any(data.find(c) != -1 for c in (b" ", b"\v", b"\f")):
+        return False
+    return data.find(b"\r") == -1 or data.count(b"\r") == data.count(b"\r\n")
 
 
 def _parse_trec_python(inp: _Input, kind: str) -> _Parsed:

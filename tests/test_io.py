@@ -123,3 +123,56 @@ def test_cranfield_sample_reads_and_matches_published_reference():
     assert {k: round(v, 4) for k, v in report.means.items()} == {
         "map": 0.2877, "ndcg_cut_10": 0.3599, "P_10": 0.2342, "recip_rank": 0.5152}
     assert report.params["n_queries"] == 225
+
+
+# ----------------------------------------------------------------------------------------------
+# Tab-separated TREC files: read by pyarrow on the tab itself, without the normalising pass.
+
+
+def _split_like_trec_eval(data: bytes) -> list[tuple[str, str, float]]:
+    rows = []
+    for line in data.decode().splitlines():
+        fields = line.split()
+        if fields:
+            rows.append((fields[0], fields[2], float(fields[4])))
+    return rows
+
+
+@pytest.mark.parametrize("data", [
+    b"q1\tQ0\td1\t1\t2.5\tbm25\nq1\tQ0\td2\t2\t-1.5e-3\tbm25\nq2\tQ0\td1\t1\t7\tbm25\n",
+    b"q1\tQ0\td1\t1\t2.5\tbm25\r\nq2\tQ0\td1\t1\t7\tbm25\r\n",          # CRLF line ends
+    b"q1\t\tQ0\td1\t1\t2.5\tbm25\nq2\tQ0\td1\t1\t7\tbm25\n",              # a run of tabs
+    b"\tq1\tQ0\td1\t1\t2.5\tbm25\nq2\tQ0\td1\t1\t7\tbm25\t\n",            # leading, trailing tabs
+])
+def test_tab_separated_run_reads_as_a_whitespace_split(data):
+    run = es.read_run(data, source_name="run.trec")
+    got = sorted((q, d, s) for q in run.query_ids for d, s in run.query(q)[["doc_id", "score"]].itertuples(index=False))
+    assert got == sorted(_split_like_trec_eval(data))
+    assert run.name == "bm25"
+
+
+def test_tab_separated_run_skips_the_normalising_pass(monkeypatch, tmp_path):
+    import evalsuite._read_ranked as read_ranked
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a tab-separated file must not be normalised")
+
+    monkeypatch.setattr(read_ranked, "_normalise_whitespace", refuse)
+    path = tmp_path / "run.trec"
+    path.write_bytes(b"q1\tQ0\td1\t1\t2.5\tbm25\nq1\tQ0\td2\t2\t1.5\tbm25\n")
+    assert es.read_run(path).query("q1")["doc_id"].tolist() == ["d1", "d2"]
+    qrels = tmp_path / "qrels.trec"
+    qrels.write_bytes(b"q1\t0\td1\t1\nq1\t0\td2\t0\n")
+    assert es.read_qrels(qrels).query("q1") == {"d1": 1.0, "d2": 0.0}
+    # Tabs and spaces mixed still take the normalising pass.
+    with pytest.raises(AssertionError, match="normalised"):
+        es.read_run(b"q1\tQ0 d1\t1\t2.5\tbm25\n", source_name="run.trec")
+
+
+def test_tab_separated_run_names_the_bad_line(tmp_path):
+    path = tmp_path / "run.trec"
+    path.write_bytes(b"q1\tQ0\td1\t1\t2.5\tbm25\nq1\tQ0\td2\t2\tabc\tbm25\n")
+    with pytest.raises(es.EvalSuiteError) as info:
+        es.read_run(path)
+    message = str(info.value)
+    assert "run.trec" in message and "line 2" in message and "score" in message and "abc" in message

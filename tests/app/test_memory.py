@@ -1,0 +1,180 @@
+"""Dashboard memory: parsed files are cached by bytes, not entries, shared by live sessions, and
+released when the session that holds them removes them or ends (issue 16)."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import evalsuite as es
+from dashboard import loaders
+from dashboard.loaders import ByteCache, approx_bytes
+
+from .helpers import CRANFIELD, open_page
+
+
+class Box:
+    """A weakly referenceable object holding an array of a known size."""
+
+    def __init__(self, n_bytes: int) -> None:
+        self.values = np.zeros(n_bytes // 8)
+
+
+# ----------------------------------------------------------------------------------------------
+# approx_bytes
+
+
+def test_approx_bytes_counts_the_buffers_of_a_run():
+    run = es.read_run(CRANFIELD / "run_bm25.trec")
+    buffers = (run.query_ids.nbytes + 64 * len(run.query_ids) * (run.query_ids.dtype == object)
+               + run.offsets.nbytes + run.doc_ids.get_total_buffer_size() + run.doc_keys.nbytes + run.scores.nbytes)
+    measured = approx_bytes(run)
+    # The arrays plus a few small Python objects (name, source, warnings).
+    assert buffers <= measured <= buffers + 4096
+
+
+def test_approx_bytes_of_containers_and_arrow():
+    table = pa.table({"a": pa.array(np.arange(1000, dtype=np.int64))})
+    assert approx_bytes(table) == 8000
+    assert approx_bytes({"x": np.zeros(100), "y": [np.zeros(50)]}) >= 800 + 400
+
+
+# ----------------------------------------------------------------------------------------------
+# ByteCache
+
+
+def test_cache_is_bounded_by_bytes_not_entries():
+    cache = ByteCache(max_bytes=3 * 8000)
+    for i in range(10):
+        cache.get(i, lambda: np.zeros(1000))  # 8,000 bytes each
+    assert cache.keys() == [7, 8, 9]
+    assert cache.held_bytes == 24_000
+    cache.get(8, lambda: pytest.fail("8 is cached"))  # a hit makes 8 the most recent
+    cache.get(10, lambda: np.zeros(1000))
+    assert cache.keys() == [9, 8, 10]
+
+
+def test_an_object_larger_than_the_budget_lives_only_while_someone_holds_it():
+    cache = ByteCache(max_bytes=1000)
+    held = cache.get("big", lambda: Box(80_000))
+    assert cache.keys() == [] and cache.held_bytes == 0
+    # While a session holds it, a second reader gets the same object, not a second parse.
+    assert cache.get("big", lambda: pytest.fail("must not parse again")) is held
+    ref = weakref.ref(held)
+    del held
+    gc.collect()
+    assert ref() is None
+    calls = []
+    cache.get("big", lambda: calls.append(1) or Box(80_000))
+    assert calls == [1]
+
+
+def test_a_failed_computation_caches_nothing():
+    cache = ByteCache(max_bytes=10_000)
+
+    def fail():
+        raise es.EvalSuiteError("bad line", source="x.trec", line=2)
+
+    with pytest.raises(es.EvalSuiteError):
+        cache.get("x", fail)
+    assert cache.keys() == []
+    assert cache.get("x", lambda: np.zeros(10)).shape == (10,)
+
+
+# ----------------------------------------------------------------------------------------------
+# Sessions
+
+
+def _run_bytes(n_queries: int = 40, n_docs: int = 2000) -> bytes:
+    rng = np.random.default_rng(16)
+    lines = []
+    for q in range(n_queries):
+        scores = np.sort(rng.random(n_docs))[::-1]
+        lines += [f"{q + 1} Q0 d{q}_{i} {i + 1} {s:.6f} mine\n" for i, s in enumerate(scores)]
+    return "".join(lines).encode()
+
+
+@pytest.fixture
+def small_budget(monkeypatch):
+    """The server's cache with a 1 MiB budget (the test's run is larger), restored afterwards."""
+    monkeypatch.setenv("EVALSUITE_CACHE_MB", "1")
+    loaders.parsed_cache.clear()
+    yield
+    monkeypatch.delenv("EVALSUITE_CACHE_MB")
+    loaders.parsed_cache.clear()
+
+
+def _holds_of(name: str) -> list:
+    """The live sessions' holds that have a run read from ``name``."""
+    return [hold for hold in list(loaders._HOLDS)
+            if any(function == "read_run" and obj.source == name for (function, _), obj in hold.items())]
+
+
+def _held_run(name: str):
+    runs = {id(obj): obj for hold in _holds_of(name) for (function, _), obj in hold.items()
+            if function == "read_run" and obj.source == name}
+    assert len(runs) == 1
+    return next(iter(runs.values()))
+
+
+def _end_session(hold) -> None:
+    """What Streamlit does when a session's browser disconnects: clear its session caches."""
+    from streamlit.runtime.caching.cache_resource_api import clear_session_cache
+
+    clear_session_cache(hold.session_id)
+
+
+def test_a_session_holds_its_run_and_lets_go_when_the_file_is_removed(small_budget):
+    data = _run_bytes()
+    at = open_page("data", pending=[("run", "mine.trec", data)])
+    run = _held_run("mine.trec")
+    assert approx_bytes(run) > 1 << 20  # over the budget: only the session keeps it
+    ref = weakref.ref(run)
+    del run
+    gc.collect()
+    assert ref() is not None
+    key = next(k for k, f in at.session_state["data_files"].items() if f.name == "mine.trec")
+    at.button(key=f"data_remove_{key}").click().run()
+    assert not at.exception
+    gc.collect()
+    assert ref() is None
+
+
+def test_the_data_of_a_session_that_ended_is_released(small_budget):
+    data = _run_bytes()
+    at = open_page("data", pending=[("run", "mine.trec", data)])
+    holds = _holds_of("mine.trec")
+    assert len(holds) == 1
+    run = _held_run("mine.trec")
+    ref = weakref.ref(run)
+    # Another holder (as a second session would be) shares the object: the cache hands it out.
+    slot = next(slot for slot, obj in holds[0].items() if obj is run)
+    assert loaders.parsed_cache().get(slot, lambda: pytest.fail("parsed again")) is run
+    del run
+    _end_session(holds[0])
+    gc.collect()
+    assert ref() is None
+    assert at.session_state["data_files"]  # the files stay in the session state for a reconnect
+
+
+def test_files_read_are_dropped_from_the_upload_manager_and_others_kept(monkeypatch):
+    from types import SimpleNamespace
+
+    import streamlit.runtime.scriptrunner as scriptrunner
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+    from streamlit.runtime.uploaded_file_manager import UploadedFileRec
+
+    from dashboard import session
+
+    manager = MemoryUploadedFileManager("/upload")
+    read, meanwhile = b"q1 Q0 d1 1 2.5 t\n" * 3, b"q1 0 d1 1\n" * 3
+    manager.add_file("s1", UploadedFileRec(file_id="f1", name="run.trec", type="text/plain", data=read))
+    manager.add_file("s1", UploadedFileRec(file_id="f2", name="qrels.trec", type="text/plain", data=meanwhile))
+    ctx = SimpleNamespace(session_id="s1", uploaded_file_mgr=manager)
+    monkeypatch.setattr(scriptrunner, "get_script_run_ctx", lambda *args, **kwargs: ctx)
+    session._forget_uploaded_files([("run.trec", bytes(bytearray(read)))])  # a copy of the bytes
+    assert [r.file_id for r in manager.get_files("s1", ["f1", "f2"])] == ["f2"]
