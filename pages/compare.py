@@ -254,6 +254,19 @@ def _runs_view() -> None:
     _operations(systems)
 
 
+def _ppi_differences(pair) -> None:
+    """Where the records hold human labels (``human_*`` twins of judgement lists), the difference
+    of the two systems with its prediction-powered interval per judgement type
+    (docs/calibration.md): the judge on every request, corrected by the labelled ones."""
+    from dashboard import calibration_view
+
+    table, _ = calibration_view.record_judgements(session.record_files())  # problems: shown on Calibration
+    if table is None:
+        return
+    for judgement in sorted(table["judgement"].unique()):
+        calibration_view.ppi_difference_section(table, pair[0], pair[1], judgement)
+
+
 def _records_view() -> None:
     loaded = ui.records_report_or_notice()
     if loaded is None:
@@ -282,6 +295,7 @@ def _records_view() -> None:
     if len(pair) == 2:
         from dashboard import failure_mix  # how the failure mix shifts between the two systems
         failure_mix.show(report, pair)
+        _ppi_differences(pair)
     if queries is None or len(pair) > 2:
         return
     if queries:

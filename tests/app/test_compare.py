@@ -155,3 +155,33 @@ def test_every_pair_of_three_systems(cranfield):
     # The verdict and the marks are about the baseline; the other pairs are in the rows.
     assert texts(at.markdown)[0] == f"**{expected.verdict()}**"
     pd.testing.assert_frame_equal(at.dataframe[0].value, display.systems_by_metrics(expected))
+
+
+def test_records_with_human_labels_get_the_prediction_powered_difference():
+    """Issue 20: records whose judgement lists have human_* twins give Compare the PPI interval of
+    the difference, equal to evalsuite.calibration.difference_interval on the same table."""
+    import json
+
+    from evalsuite import calibration
+
+    rng = np.random.default_rng(7)
+    rows = []
+    for q in range(40):
+        for system, rate in (("base", 0.6), ("new", 0.8)):
+            judge = (rng.random(3) < rate).tolist()
+            human = [bool(v) if q < 25 else None for v in judge[:2]] + [not judge[2] if q < 25 else None]
+            rows.append({"query_id": f"q{q}", "system": system, "answer_claims_supported": judge,
+                         "human_answer_claims_supported": human})
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    at = open_page("compare", pending=[("records", "labelled.jsonl", data)], clear=True,
+                   query={"compare_source": "per-request records", "compare_a": "base", "compare_b": "new"})
+    assert not at.exception and not at.error, texts(at.error)
+    shown = next(d.value for d in at.dataframe if "diff (system - baseline)" in d.value.columns)
+    records = es.read_records(data, source_name="labelled.jsonl")
+    table = calibration.judgements_from_records(records, "answer_claims_supported")
+    expected = calibration.difference_interval(table, "base", "new", "answer_claims_supported")
+    row = shown.iloc[0]
+    assert (row["diff (system - baseline)"], row["95% CI low"], row["95% CI high"]) == (
+        expected.estimate, expected.low, expected.high)
+    assert row["human-labelled requests"] == expected.n
+    assert "Difference with prediction-powered inference" in texts(at.subheader)
