@@ -603,3 +603,16 @@ def test_page_shapes_of_a_many_system_report():
     figure = display.difference_heatmap(heat, "ndcg@10", "base")
     assert list(figure.data[0].x) == ["faster", "&lt;b&gt;x&lt;/b&gt; &amp; y"]  # text, never markup
     assert figure.data[0].zmid == 0 and figure.data[0].zmax == -figure.data[0].zmin
+
+
+def test_scores_other_tools_define_as_lower_is_better_count_as_regressions_when_they_rise():
+    # DeepEval's hallucination and RAGAS's noise_sensitivity are shares of bad outcomes: a system
+    # whose hallucination rises is worse, though its number is larger.
+    rng = np.random.default_rng(5)
+    ids = pd.Index([f"q{i}" for i in range(60)])
+    base = pd.DataFrame({"hallucination": rng.random(60) * 0.5, "noise_sensitivity": rng.random(60) * 0.5,
+                         "faithfulness": rng.random(60)}, index=ids)
+    risen = base + pd.DataFrame({"hallucination": 0.3, "noise_sensitivity": 0.3, "faithfulness": 0.3}, index=ids)
+    report = compare_per_query({"base": base, "risen": risen}, test="t-test")
+    regressed = set(report.regressions()["metric"])
+    assert regressed == {"hallucination", "noise_sensitivity"}  # faithfulness rose: better
