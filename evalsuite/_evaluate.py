@@ -232,7 +232,7 @@ def _lookup_grades(run: Run, rows: np.ndarray, row_query: np.ndarray, qrels: Qre
 
 
 def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries: str = "qrels",
-             rel_level: float = 1) -> EvaluationReport:
+             rel_level: float = 1, *, engine: str = "local", scheduler=None) -> EvaluationReport:
     """Score a run against qrels for several metrics, vectorised over all queries.
 
     Parameters
@@ -253,6 +253,13 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
         (trec_eval without -c) and adds a warning.
     rel_level : float > 0
         Minimum grade that counts as relevant (trec_eval -l, ranx rel_lvl).
+    engine : {"local", "dask"}
+        "local" (default) evaluates in this process; "dask" on a Dask cluster, for runs larger
+        than memory: the run may also be a glob of shards, a Parquet folder or a Dask
+        DataFrame, and the numbers are the same bit for bit (see
+        :func:`evalsuite.distributed.evaluate_dask`; needs ``evalsuite[dask]``).
+    scheduler : None, str or distributed.Client
+        With engine="dask": a scheduler address, a Client, or None to start a LocalCluster.
 
     Returns
     -------
@@ -290,6 +297,12 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
     >>> evaluate(qrels, run, "P_2", queries="intersection").means  # q1 only
     {'P_2': 0.5}
     """
+    if engine == "dask":
+        from .distributed import evaluate_dask
+
+        return evaluate_dask(qrels, run, metrics, queries, rel_level, scheduler=scheduler)
+    if engine != "local":
+        raise EvalSuiteError("engine must be 'local' or 'dask'", field="engine", value=engine)
     specs = parse_metrics(metrics)
     rel = check_rel_level(rel_level)
     if queries not in QUERY_POLICIES:

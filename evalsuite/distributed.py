@@ -1,0 +1,550 @@
+"""Evaluate runs larger than one machine's memory on a Dask cluster, with the single-machine numbers.
+
+``evaluate(qrels, run, metrics, engine="dask")`` (or :func:`evaluate_dask` here) reads the run
+shard by shard on the workers, hash-partitions run and qrels rows by query id (a Dask shuffle,
+which spills to disk where Dask spills), so every query lies whole in one partition, and
+evaluates each partition with :func:`evalsuite.evaluate` itself: the same parsing checks, the
+same tie order and the same vectorised kernel (:func:`evalsuite.ranking.compute_metrics`). Per
+query values are therefore the single-machine values bit for bit. Only the per-query table
+(one row per query, a few MB even for a million queries) comes back to the client, where it is
+ordered by query id and reduced exactly as the single-machine path reduces it, so the means are
+bit-identical too, whatever the partitioning and whatever order the partitions finish in.
+
+Every metric :func:`evalsuite.evaluate` computes is per query (P, recall, hit rate, MRR, MAP,
+nDCG in both gains, judged@k), so all of them are available here; nothing of the registry needs
+the whole collection at once.
+
+This module imports dask only when called; ``import evalsuite`` never imports it
+(``pip install evalsuite[dask]`` installs ``dask[dataframe]`` and ``distributed``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob as _glob
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from .errors import EvalSuiteError, reading_errors
+
+__all__ = ["evaluate_dask", "shard_paths"]
+
+log = logging.getLogger(__name__)
+
+_RUN_COLUMNS = {"query_id": "string[pyarrow]", "doc_id": "string[pyarrow]", "score": "float64",
+                "_shard": "int32", "_row": "int64", "_p": "int64"}
+_QRELS_COLUMNS = {"query_id": "string[pyarrow]", "doc_id": "string[pyarrow]", "grade": "float64",
+                  "_shard": "int32", "_row": "int64", "_p": "int64"}
+_GLOB_CHARS = "*?["
+_PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
+
+
+def _need_dask():
+    try:
+        import dask  # noqa: F401
+        import dask.dataframe  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise EvalSuiteError("engine='dask' needs dask[dataframe] and distributed: pip install 'evalsuite[dask]'",
+                             field="engine", value="dask") from exc
+
+
+def shard_paths(path: str | os.PathLike) -> list[str]:
+    """The files a run (or qrels) argument names: one file, a glob of shards, or a Parquet folder.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A file (``run.trec.gz``), a glob (``run.*.trec.gz``, sorted by name), or a folder
+        (its ``*.parquet`` files at any depth, sorted by path; a Parquet dataset as Spark,
+        pyarrow and Dask write it).
+
+    Returns
+    -------
+    list of str
+        The shard paths, sorted.
+
+    Raises
+    ------
+    EvalSuiteError
+        Nothing matches the glob, the folder holds no Parquet file, the file does not exist.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> for i in (2, 1):
+    ...     _ = (folder / f"run.{i}.trec").write_text("q1 Q0 d1 1 1.0 bm25\\n")
+    >>> [pathlib.Path(p).name for p in shard_paths(folder / "run.*.trec")]
+    ['run.1.trec', 'run.2.trec']
+    """
+    text = os.fspath(path)
+    if os.path.isdir(text):
+        found = sorted(p for p in _glob.glob(os.path.join(text, "**", "*"), recursive=True)
+                       if p.endswith(_PARQUET_SUFFIXES) and os.path.isfile(p))
+        if not found:
+            raise EvalSuiteError("the folder holds no Parquet file (*.parquet)", source=text)
+        return found
+    if any(c in text for c in _GLOB_CHARS) and not os.path.exists(text):
+        found = sorted(p for p in _glob.glob(text) if os.path.isfile(p))
+        if not found:
+            raise EvalSuiteError("no file matches this pattern", source=text)
+        return found
+    if not os.path.isfile(text):
+        raise EvalSuiteError("no such file", source=text)
+    return [text]
+
+
+def _partition_of(query_ids: pd.Series, n: int) -> np.ndarray:
+    """Partition number of each query id: a hash of the UTF-8 string, modulo ``n``."""
+    hashed = pd.util.hash_array(query_ids.to_numpy(dtype=object))
+    return (hashed % np.uint64(n)).astype(np.int64)
+
+
+def _parse_shard(path: str, kind: str, limits):
+    """Parse one shard with the single-machine readers' parsers and their checks; returns
+    (parsed, shown name)."""
+    from .data import _Locator, _check_finite, _check_ids
+    from .io import _check_format, _parse
+    from .limits import check_limits
+    from ._reading import _load
+
+    with reading_errors(os.path.basename(path)):
+        inp = _load(path, None, limits)
+        fmt = _check_format(None, inp)
+        parsed = _parse(inp, fmt, kind, check_limits(limits))
+        inp.release()
+        name = inp.name
+        if parsed.n_rows == 0:
+            what = "run lines" if kind == "run" else "judgements"
+            raise EvalSuiteError(f"no {what} found (the file is empty or holds only comments)", source=name)
+        where = _Locator(name, parsed.line_of, parsed.line_label)
+        _check_ids(parsed.query_ids, "query_id", where)
+        _check_ids(parsed.doc_ids, "doc_id", where)
+        if parsed.values is not None:
+            _check_finite(parsed.values, "score" if kind == "run" else "grade", where)
+        elif parsed.ranks is not None:
+            _check_finite(parsed.ranks, "rank", where)
+        else:
+            raise where.error("a run needs a score or a rank column", field="score")
+        if kind == "qrels":
+            bad = np.flatnonzero(parsed.values != np.floor(parsed.values))
+            if bad.size:
+                row = int(bad[0])
+                raise EvalSuiteError("a grade must be a whole number (relevance levels are integers)", source=name,
+                                     line=parsed.line_of(row), field="grade", value=parsed.raw_value(row),
+                                     line_label=parsed.line_label)
+    return parsed, name
+
+
+def _read_shard(path: str, shard: int, kind: str, limits, n_partitions: int):
+    """Read one shard on a worker: (rows as a data frame, {"tag", "warnings", "rank_only"})."""
+    parsed, name = _parse_shard(path, kind, limits)
+    rank_only = parsed.values is None
+    values = -np.asarray(parsed.ranks, dtype=np.float64) if rank_only else np.asarray(parsed.values, dtype=np.float64)
+    frame = pd.DataFrame({
+        "query_id": pd.Series(pd.arrays.ArrowStringArray(_as_string_chunks(parsed.query_ids))),
+        "doc_id": pd.Series(pd.arrays.ArrowStringArray(_as_string_chunks(parsed.doc_ids))),
+        ("score" if kind == "run" else "grade"): values,
+        "_shard": np.full(len(values), shard, dtype=np.int32),
+        "_row": np.arange(len(values), dtype=np.int64),
+    })
+    frame["_p"] = _partition_of(frame["query_id"], n_partitions)
+    info = {"source": name, "tag": parsed.tag, "warnings": list(parsed.warnings), "rank_only": rank_only}
+    return frame, info
+
+
+def _as_string_chunks(ids) -> pa.ChunkedArray:
+    """Ids (a string or dictionary-encoded array, chunked or not) as a chunked plain string array."""
+    chunked = ids if isinstance(ids, pa.ChunkedArray) else pa.chunked_array([ids])
+    if pa.types.is_dictionary(chunked.type):
+        chunked = chunked.cast(pa.string())
+    if chunked.type != pa.string():
+        chunked = chunked.cast(pa.string())
+    return chunked
+
+
+def _line_of(sources: list, shard: int, row: int, kind: str, limits) -> tuple[str, int | None, str]:
+    """Shard name, line (or row) number and its label of a row, re-parsing the shard (errors only)."""
+    source = sources[shard]
+    if not isinstance(source, str):  # a partition of a data frame the caller gave
+        return source[0], row + 1, "row"
+    parsed, name = _parse_shard(source, kind, limits)
+    return name, parsed.line_of(row), parsed.line_label
+
+
+def _check_duplicates(frame: pd.DataFrame, kind: str, sources: list, limits) -> None:
+    """Raise on a (query, doc) pair listed twice, naming both shards and lines."""
+    if len(frame) < 2:
+        return
+    hashed = pd.util.hash_pandas_object(frame[["query_id", "doc_id"]], index=False)
+    suspect = frame[hashed.duplicated(keep=False).to_numpy()]
+    if suspect.empty:
+        return
+    twice = suspect[suspect.duplicated(["query_id", "doc_id"], keep=False)]
+    if twice.empty:
+        return
+    twice = twice.sort_values(["_shard", "_row"])
+    n_pairs = int(twice.duplicated(["query_id", "doc_id"]).sum())
+    first_key = twice.iloc[0][["query_id", "doc_id"]].tolist()
+    same = twice[(twice["query_id"] == first_key[0]) & (twice["doc_id"] == first_key[1])]
+    (s1, r1), (s2, r2) = same[["_shard", "_row"]].to_numpy()[:2].tolist()
+    name1, line1, label1 = _line_of(sources, s1, r1, kind, limits)
+    name2, line2, label2 = _line_of(sources, s2, r2, kind, limits)
+    field = "score" if kind == "run" else "grade"
+    raise EvalSuiteError(
+        f"doc {first_key[1]!r} appears twice for query {first_key[0]!r} ({name1} {label1} {line1} and {name2} "
+        f"{label2} {line2}; {n_pairs} duplicated pair(s) in this partition); trec_eval refuses this; pass "
+        f"duplicates='max' to keep the higher {field}",
+        source=name2, line=line2, line_label=label2, field="doc_id", value=first_key[1],
+    )
+
+
+def _arrow_ids(series: pd.Series) -> pa.Array:
+    return pa.array(series.to_numpy(dtype=object), pa.string()) if len(series) else pa.array([], pa.string())
+
+
+def _defaulted_values(qrels, specs, rel: float, queries_: list[str]) -> dict[str, np.ndarray]:
+    """Per-query values of qrels queries that have no run rows at all (the kernel, with no rows)."""
+    from .ranking import JudgedRanking, compute_metrics
+
+    index = pd.Index(queries_)
+    row_query = index.get_indexer(pd.Index(np.repeat(qrels.query_ids, qrels.counts)))
+    grade = qrels.grades
+    order = np.lexsort((-grade, row_query))
+    empty_i = np.empty(0, dtype=np.int64)
+    judged = JudgedRanking(n_queries=len(queries_), row_query=empty_i, row_rank=empty_i,
+                           row_grade=np.empty(0, dtype=np.float64), row_judged=np.empty(0, dtype=bool),
+                           n_retrieved=np.zeros(len(queries_), dtype=np.int64),
+                           judged_query=row_query[order].astype(np.int64), judged_grade=grade[order])
+    return compute_metrics(judged, specs, rel)
+
+
+def _evaluate_partition(run: pd.DataFrame, qrels: pd.DataFrame, metric_names: list[str], queries: str,
+                        rel_level: float, duplicates: str, run_sources: list, qrels_sources: list, limits) -> dict:
+    """Evaluate one partition (every query of it is whole here) with the single-machine evaluate()."""
+    from .data import build_qrels, build_run
+    from ._evaluate import evaluate, parse_metrics
+    from ._validate import check_rel_level
+
+    specs = parse_metrics(metric_names)
+    rel = check_rel_level(rel_level)
+    if duplicates == "error":
+        _check_duplicates(run, "run", run_sources, limits)
+        _check_duplicates(qrels, "qrels", qrels_sources, limits)
+    run_ids = sorted(set(run["query_id"].tolist()))
+    qrels_ids = sorted(set(qrels["query_id"].tolist()))
+    out: dict[str, Any] = {"run_ids": run_ids, "qrels_ids": qrels_ids, "notes": []}
+    columns = [s.name for s in specs]
+    common = set(run_ids) & set(qrels_ids)
+    q = None
+    if len(qrels):
+        q = build_qrels(_arrow_ids(qrels["query_id"]), _arrow_ids(qrels["doc_id"]), qrels["grade"].to_numpy(),
+                        duplicates=duplicates)
+        out["notes"] += [f"qrels: {w}" for w in q.warnings]
+    if common:
+        r = build_run(_arrow_ids(run["query_id"]), _arrow_ids(run["doc_id"]), run["score"].to_numpy(),
+                      duplicates=duplicates)
+        out["notes"] += [f"run: {w}" for w in r.warnings]
+        report = evaluate(q, r, metric_names, queries=queries, rel_level=rel_level)
+        out["per_query"] = report.per_query
+        out["no_relevant"] = report.no_relevant_queries
+        return out
+    # No query of the partition is in both: run queries are dropped; qrels queries score 0 ("qrels")
+    # or are dropped ("intersection").
+    if q is None or queries == "intersection":
+        out["per_query"] = pd.DataFrame({c: np.empty(0) for c in columns}, index=pd.Index([], name="query_id",
+                                                                                          dtype=object))
+        out["no_relevant"] = []
+        return out
+    values = _defaulted_values(q, specs, rel, qrels_ids)
+    out["per_query"] = pd.DataFrame({c: values[c] for c in columns}, index=pd.Index(qrels_ids, name="query_id"))
+    n_relevant = pd.Series(q.grades >= rel).groupby(np.repeat(q.query_ids, q.counts)).sum()
+    out["no_relevant"] = sorted(i for i in qrels_ids if n_relevant.get(i, 0) == 0)
+    return out
+
+
+def _frame_from_dataframe(ddf, kind: str, n_partitions: int):
+    """Columns of a caller's Dask DataFrame mapped to ours (query id, doc id, score or rank / grade)."""
+    from ._read_ranked import _roles
+
+    roles = _roles(list(ddf.columns), kind, f"{kind} data frame")
+    value_col = "score" if kind == "run" else "grade"
+    meta = pd.DataFrame({c: pd.Series(dtype=t) for c, t in (_RUN_COLUMNS if kind == "run" else _QRELS_COLUMNS).items()})
+
+    def convert(part: pd.DataFrame, partition_info=None) -> pd.DataFrame:
+        number = partition_info["number"] if partition_info else 0
+        if roles.value:
+            values = pd.to_numeric(part[roles.value], errors="raise").to_numpy(dtype=np.float64)
+        else:
+            values = -pd.to_numeric(part[roles.rank], errors="raise").to_numpy(dtype=np.float64)
+        frame = pd.DataFrame({
+            "query_id": part[roles.query].astype(str).astype("string[pyarrow]").to_numpy(),
+            "doc_id": part[roles.doc].astype(str).astype("string[pyarrow]").to_numpy(),
+            value_col: values,
+            "_shard": np.full(len(part), number, dtype=np.int32),
+            "_row": np.arange(len(part), dtype=np.int64),
+        })
+        frame["query_id"] = frame["query_id"].astype("string[pyarrow]")
+        frame["doc_id"] = frame["doc_id"].astype("string[pyarrow]")
+        frame["_p"] = _partition_of(frame["query_id"], n_partitions)
+        return frame
+
+    frame = ddf.map_partitions(convert, meta=meta)
+    sources = [(f"{kind} data frame partition {i}",) for i in range(ddf.npartitions)]
+    return frame, sources, [], bool(not roles.value)
+
+
+def _input_frame(value, kind: str, n_partitions_hint, limits):
+    """(dask frame of rows, sources, delayed infos, n input partitions) for a path/glob/folder/frame."""
+    import dask
+    import dask.dataframe as dd
+
+    from .data import Qrels, Run
+
+    meta = pd.DataFrame({c: pd.Series(dtype=t) for c, t in (_RUN_COLUMNS if kind == "run" else _QRELS_COLUMNS).items()})
+    if isinstance(value, dd.DataFrame):
+        return value, None
+    if isinstance(value, (Run, Qrels)):
+        return dd.from_pandas(value.to_dataframe(), npartitions=1), None
+    if isinstance(value, pd.DataFrame):
+        return dd.from_pandas(value, npartitions=1), None
+    if isinstance(value, (str, os.PathLike)):
+        paths = shard_paths(value)
+        return paths, meta
+    if isinstance(value, dict) and kind == "qrels":
+        return dd.from_pandas(Qrels.from_dict(value).to_dataframe(), npartitions=1), None
+    if isinstance(value, dict):
+        return dd.from_pandas(Run.from_dict(value).to_dataframe(), npartitions=1), None
+    raise EvalSuiteError(f"with engine='dask' the {kind} must be a path, a glob of shards, a Parquet folder, "
+                         "a Dask or pandas DataFrame", field=kind, value=type(value).__name__)
+
+
+@contextlib.contextmanager
+def _client(scheduler, cluster_options: dict | None):
+    """A distributed Client: the one given, one connected to an address, or a new LocalCluster's."""
+    from distributed import Client, LocalCluster
+
+    if isinstance(scheduler, Client):
+        yield scheduler
+        return
+    if scheduler is None:
+        with LocalCluster(**{"processes": True, "dashboard_address": ":0", **(cluster_options or {})}) as cluster, \
+                Client(cluster) as client:
+            yield client
+        return
+    with Client(scheduler) as client:
+        yield client
+
+
+def evaluate_dask(qrels, run, metrics: str | Sequence[str] | None = None, queries: str = "qrels",
+                  rel_level: float = 1, *, scheduler=None, partitions: int | None = None, name: str | None = None,
+                  duplicates: str = "error", limits=None, progress: bool = False,
+                  cluster_options: dict | None = None, shuffle_method: str | None = None):
+    """Score a run against qrels on a Dask cluster; the same report as :func:`evalsuite.evaluate`.
+
+    Parameters
+    ----------
+    qrels : path, glob, Parquet folder, Qrels, {query: {doc: grade}}, pandas or Dask DataFrame
+        Judgements. Files are read on the workers with EvalSuite's readers (every format, gzip).
+    run : path, glob of shards (``"run.*.trec.gz"``), Parquet folder, Run, pandas or Dask DataFrame
+        The run. Each file is one input partition, read whole by one worker, so a shard's size
+        (about 3.4 times its uncompressed bytes while parsed) bounds a worker's memory, not the
+        run's size. A data frame needs query id, doc id and score (or rank) columns, named as
+        the readers accept them (``query_id``/``qid``, ``doc_id``/``docno``, ``score``).
+    metrics, queries, rel_level :
+        As in :func:`evalsuite.evaluate` (default: its ``DEFAULT_METRICS``).
+    scheduler : None, str or distributed.Client
+        None starts a ``LocalCluster`` (processes; ``cluster_options`` are passed to it, e.g.
+        ``{"n_workers": 2, "memory_limit": "4GiB"}``) and closes it afterwards; a string is a
+        scheduler address (``tcp://host:8786``); a Client is used as it is.
+    partitions : int, optional
+        Partitions of the hash shuffle by query id (default: the number of input partitions,
+        at least the number of workers).
+    name : str, optional
+        Run name (default: the TREC run tag when every shard has the same one, else the
+        first shard's file name).
+    duplicates : {"error", "max"}
+        As in :func:`evalsuite.read_run`; an error names both shards and lines.
+    limits : ReadLimits, optional
+        Per-shard read limits (see :class:`evalsuite.ReadLimits`).
+    progress : bool
+        Show Dask's progress bar on stderr (the command line does). Progress is also logged
+        (logger ``evalsuite.distributed``, INFO) as partitions finish.
+    shuffle_method : {"p2p", "tasks"} or None
+        Dask's shuffle (None: Dask's default, p2p on a distributed cluster, which spills to disk).
+
+    Returns
+    -------
+    EvaluationReport
+        Per-query table and means ``==`` those of :func:`evalsuite.evaluate` on the same data,
+        whatever ``partitions``; ``params`` also has ``engine`` and ``partitions``.
+
+    Raises
+    ------
+    EvalSuiteError
+        Everything :func:`evalsuite.evaluate` and the readers raise, naming the shard and line;
+        a doc listed twice for a query, in one shard or in two, names both places; dask or
+        distributed not installed.
+
+    References
+    ----------
+    Dask (Rocklin, SciPy 2015); the metrics' definitions and trec_eval's conventions as in
+    :func:`evalsuite.evaluate` (``docs/metrics.md``, ``docs/conventions.md``).
+
+    Examples
+    --------
+    >>> qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}}
+    >>> run = {"q1": {"d1": 0.9, "d2": 0.5}, "q2": {"d1": 0.9, "d2": 0.5}}
+    >>> report = evaluate_dask(qrels, run, "mrr", cluster_options={"n_workers": 1, "processes": False})
+    >>> report.means  # (1 + 1/2) / 2, as evaluate() gives
+    {'mrr': 0.75}
+    """
+    _need_dask()
+    import dask
+    import dask.dataframe as dd
+    from distributed import as_completed
+
+    from ._evaluate import DEFAULT_METRICS, QUERY_POLICIES, parse_metrics
+    from .data import _check_duplicates_policy
+    from ._validate import check_rel_level
+    from .ranking import CONVENTIONS
+    from .score import Score
+
+    specs = parse_metrics(DEFAULT_METRICS if metrics is None else metrics)
+    metric_names = [s.name for s in specs]
+    rel = check_rel_level(rel_level)
+    if queries not in QUERY_POLICIES:
+        raise EvalSuiteError(f"queries must be one of {', '.join(QUERY_POLICIES)}", field="queries", value=queries)
+    _check_duplicates_policy(duplicates)
+    if partitions is not None and (not isinstance(partitions, int) or partitions < 1):
+        raise EvalSuiteError("partitions must be a whole number >= 1", field="partitions", value=partitions)
+
+    run_in, run_meta = _input_frame(run, "run", partitions, limits)
+    qrels_in, qrels_meta = _input_frame(qrels, "qrels", partitions, limits)
+
+    with _client(scheduler, cluster_options) as client:
+        n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+        n_in = len(run_in) if isinstance(run_in, list) else run_in.npartitions
+        n_parts = partitions or max(n_in, n_workers)
+
+        def build(inp, meta, kind):
+            if isinstance(inp, list):
+                sources = list(inp)
+                pairs = [dask.delayed(_read_shard, nout=2, pure=True)(p, i, kind, limits, n_parts)
+                         for i, p in enumerate(inp)]
+                frame = dd.from_delayed([p[0] for p in pairs], meta=meta, verify_meta=False)
+                return frame, sources, [p[1] for p in pairs]
+            frame, sources, infos, _ = _frame_from_dataframe(inp, kind, n_parts)
+            return frame, sources, infos
+
+        run_frame, run_sources, run_infos = build(run_in, run_meta, "run")
+        qrels_frame, qrels_sources, qrels_infos = build(qrels_in, qrels_meta, "qrels")
+        shuffle = {} if shuffle_method is None else {"shuffle_method": shuffle_method}
+        run_parts = run_frame.shuffle(on="_p", npartitions=n_parts, **shuffle).to_delayed()
+        qrels_parts = qrels_frame.shuffle(on="_p", npartitions=n_parts, **shuffle).to_delayed()
+        tasks = [dask.delayed(_evaluate_partition, pure=True)(r, q, metric_names, queries, rel_level, duplicates,
+                                                              run_sources, qrels_sources, limits)
+                 for r, q in zip(run_parts, qrels_parts)]
+        futures = client.compute([*tasks, dask.delayed(list)(run_infos), dask.delayed(list)(qrels_infos)])
+        if progress:
+            from distributed import progress as dask_progress
+
+            with contextlib.redirect_stdout(sys.stderr):
+                dask_progress(futures)
+        done = 0
+        for future in as_completed(futures[:len(tasks)]):
+            if future.status == "error":
+                future.result()  # raises the worker's EvalSuiteError here
+            done += 1
+            log.info("dask: %d/%d partitions evaluated", done, len(tasks))
+        results = client.gather(futures)
+    parts, run_infos, qrels_infos = results[:len(tasks)], results[-2], results[-1]
+    return _assemble(parts, run_infos, qrels_infos, specs, queries, rel_level, rel, n_parts, name, run, qrels,
+                     Score, CONVENTIONS, QUERY_POLICIES)
+
+
+def _assemble(parts, run_infos, qrels_infos, specs, queries, rel_level, rel, n_parts, name, run, qrels,
+              Score, CONVENTIONS, QUERY_POLICIES):
+    """The report, from the partitions' results: the single-machine evaluate()'s reduction."""
+    from ._evaluate import EvaluationReport
+
+    run_set: set[str] = set()
+    qrels_set: set[str] = set()
+    for part in parts:
+        if run_set.intersection(part["run_ids"]) or qrels_set.intersection(part["qrels_ids"]):
+            raise RuntimeError("internal error: a query id lies in two partitions")  # the shuffle guarantees not
+        run_set.update(part["run_ids"])
+        qrels_set.update(part["qrels_ids"])
+    if not (run_set & qrels_set):
+        raise EvalSuiteError(
+            f"no query to evaluate: the run's {len(run_set)} query ids and the qrels' {len(qrels_set)} have none in common "
+            f"(run ids such as {sorted(run_set)[:3]}, qrels ids such as {sorted(qrels_set)[:3]})",
+            field="query_id",
+        )
+    dropped = {q: "in the run but not in the qrels" for q in sorted(run_set - qrels_set)}
+    warnings = []
+    for info in run_infos:
+        warnings += [f"run: {info['source']}: {w}" for w in info["warnings"]]
+    if any(info["rank_only"] for info in run_infos):
+        warnings.append("run: no score column: docs ordered by the rank column")
+    for info in qrels_infos:
+        warnings += [f"qrels: {info['source']}: {w}" for w in info["warnings"]]
+    for note in sorted({n for part in parts for n in part["notes"]}):
+        warnings.append(note)
+    if queries == "qrels":
+        eval_ids = sorted(qrels_set)
+    else:
+        eval_ids = sorted(qrels_set & run_set)
+        for q in sorted(qrels_set - run_set):
+            dropped[q] = "in the qrels but not in the run (queries='intersection')"
+        if qrels_set - run_set:
+            warnings.append(f"queries='intersection': {len(qrels_set - run_set)} qrels queries missing from the run "
+                            "are left out of the means (trec_eval without -c); the default 'qrels' scores them 0")
+    defaulted = sorted(set(eval_ids) - run_set)
+    table = pd.concat([p["per_query"] for p in parts if len(p["per_query"])])
+    table = table.reindex(pd.Index(eval_ids, name="query_id"))
+    no_relevant = sorted(q for p in parts for q in p["no_relevant"])
+    if no_relevant:
+        warnings.append(f"{len(no_relevant)} evaluated queries have no judged doc with grade >= {rel_level:g}; they score 0")
+    if defaulted:
+        warnings.append(f"{len(defaulted)} qrels queries are missing from the run; they score 0")
+    if dropped and queries == "qrels":
+        warnings.append(f"{len(dropped)} run queries have no qrels and are left out")
+    tags = {info["tag"] for info in run_infos}
+    run_name = name or (tags.pop() if len(tags) == 1 and None not in tags else None)
+    if run_name is None and run_infos:
+        run_name = os.path.splitext(os.path.basename(run_infos[0]["source"].removesuffix(".gz")))[0]
+    params_common = {
+        "rel_level": rel_level, "queries": queries, "n_queries": len(eval_ids), "run_name": run_name,
+        "run_source": os.fspath(run) if isinstance(run, (str, os.PathLike)) else "data frame",
+        "qrels_source": os.fspath(qrels) if isinstance(qrels, (str, os.PathLike)) else "qrels",
+    }
+    scores = {}
+    for spec in specs:
+        values = table[spec.name].to_numpy(dtype=np.float64, copy=True)
+        params = {"metric": spec.canonical, "k": spec.k, **params_common, "convention": CONVENTIONS[spec.base]}
+        if spec.gains:
+            params["gains"] = spec.gains
+        if spec.trec_name:
+            params["trec_eval"] = spec.trec_name
+        scores[spec.name] = Score(values, params, query_ids=eval_ids)
+    conventions = {"queries": QUERY_POLICIES[queries],
+                   "order": "score descending (float64), ties by doc id descending (trec_eval)"}
+    conventions.update({s.base: CONVENTIONS[s.base] for s in specs})
+    if rel != 1 and any(s.base.startswith("ndcg") for s in specs):
+        conventions["ndcg_rel_level"] = "grades below rel_level get gain 0 in nDCG (ranx); trec_eval ignores -l for nDCG"
+    return EvaluationReport(
+        per_query=table, scores=scores, dropped_queries=dropped, defaulted_queries=defaulted,
+        no_relevant_queries=no_relevant,
+        params={**params_common, "metrics": {s.name: s.canonical for s in specs}, "engine": "dask",
+                "partitions": n_parts},
+        conventions=conventions, warnings=warnings,
+    )
