@@ -102,10 +102,20 @@ def shard_paths(path: str | os.PathLike) -> list[str]:
     return [text]
 
 
-def _partition_of(query_ids: pd.Series, n: int) -> np.ndarray:
-    """Partition number of each query id: a hash of the UTF-8 string, modulo ``n``."""
-    hashed = pd.util.hash_array(query_ids.to_numpy(dtype=object))
-    return (hashed % np.uint64(n)).astype(np.int64)
+def _partition_of(query_ids, n: int) -> np.ndarray:
+    """Partition number of each query id (a pandas Series or an Arrow array of strings): a hash of
+    the string (pandas' ``hash_array``), modulo ``n``. Each distinct id is hashed once."""
+    if isinstance(query_ids, pd.Series):
+        query_ids = pa.chunked_array([pa.array(query_ids.to_numpy(dtype=object), pa.string())])
+    chunked = query_ids if isinstance(query_ids, pa.ChunkedArray) else pa.chunked_array([query_ids])
+    if not pa.types.is_dictionary(chunked.type):
+        chunked = chunked.dictionary_encode()
+    parts = []
+    for chunk in chunked.chunks:
+        hashed = pd.util.hash_array(chunk.dictionary.to_numpy(zero_copy_only=False).astype(object))
+        by_value = (hashed % np.uint64(n)).astype(np.int64)
+        parts.append(by_value[chunk.indices.to_numpy(zero_copy_only=False)])
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
 
 
 def _parse_shard(path: str, kind: str, limits):
@@ -156,7 +166,7 @@ def _read_shard(path: str, shard: int, kind: str, limits, n_partitions: int):
         "_shard": np.full(len(values), shard, dtype=np.int32),
         "_row": np.arange(len(values), dtype=np.int64),
     })
-    frame["_p"] = _partition_of(frame["query_id"], n_partitions)
+    frame["_p"] = _partition_of(parsed.query_ids, n_partitions)
     info = {"source": name, "tag": parsed.tag, "warnings": list(parsed.warnings), "rank_only": rank_only}
     return frame, info
 
@@ -208,7 +218,16 @@ def _check_duplicates(frame: pd.DataFrame, kind: str, sources: list, limits) -> 
 
 
 def _arrow_ids(series: pd.Series) -> pa.Array:
-    return pa.array(series.to_numpy(dtype=object), pa.string()) if len(series) else pa.array([], pa.string())
+    """A string column of a partition as one Arrow string array (no copy through Python objects)."""
+    values = series.array
+    if hasattr(values, "__arrow_array__"):
+        array = values.__arrow_array__()
+        array = array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+    else:
+        array = pa.array(series.to_numpy(dtype=object))
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    return array.cast(pa.string()) if array.type != pa.string() else array
 
 
 def _defaulted_values(qrels, specs, rel: float, queries_: list[str]) -> dict[str, np.ndarray]:
@@ -236,23 +255,26 @@ def _evaluate_partition(run: pd.DataFrame, qrels: pd.DataFrame, metric_names: li
 
     specs = parse_metrics(metric_names)
     rel = check_rel_level(rel_level)
-    if duplicates == "error":
-        _check_duplicates(run, "run", run_sources, limits)
-        _check_duplicates(qrels, "qrels", qrels_sources, limits)
-    run_ids = sorted(set(run["query_id"].tolist()))
-    qrels_ids = sorted(set(qrels["query_id"].tolist()))
+    run_ids = sorted(run["query_id"].unique().tolist())
+    qrels_ids = sorted(qrels["query_id"].unique().tolist())
     out: dict[str, Any] = {"run_ids": run_ids, "qrels_ids": qrels_ids, "notes": []}
     columns = [s.name for s in specs]
-    common = set(run_ids) & set(qrels_ids)
-    q = None
-    if len(qrels):
-        q = build_qrels(_arrow_ids(qrels["query_id"]), _arrow_ids(qrels["doc_id"]), qrels["grade"].to_numpy(),
-                        duplicates=duplicates)
-        out["notes"] += [f"qrels: {w}" for w in q.warnings]
-    if common:
-        r = build_run(_arrow_ids(run["query_id"]), _arrow_ids(run["doc_id"]), run["score"].to_numpy(),
-                      duplicates=duplicates)
-        out["notes"] += [f"run: {w}" for w in r.warnings]
+    q = r = None
+    try:  # build_run and build_qrels find duplicates fast; the slow search names shards and lines
+        if len(qrels):
+            q = build_qrels(_arrow_ids(qrels["query_id"]), _arrow_ids(qrels["doc_id"]), qrels["grade"].to_numpy(),
+                            duplicates=duplicates)
+            out["notes"] += [f"qrels: {w}" for w in q.warnings]
+        if len(run):
+            r = build_run(_arrow_ids(run["query_id"]), _arrow_ids(run["doc_id"]), run["score"].to_numpy(),
+                          duplicates=duplicates)
+            out["notes"] += [f"run: {w}" for w in r.warnings]
+    except EvalSuiteError as exc:
+        if exc.field == "doc_id" and duplicates == "error":
+            _check_duplicates(run, "run", run_sources, limits)
+            _check_duplicates(qrels, "qrels", qrels_sources, limits)
+        raise
+    if set(run_ids) & set(qrels_ids):
         report = evaluate(q, r, metric_names, queries=queries, rel_level=rel_level)
         out["per_query"] = report.per_query
         out["no_relevant"] = report.no_relevant_queries
