@@ -20,9 +20,9 @@ ran, their JSON reports are compared: every per-query value and every mean must 
 
 Usage::
 
-    python benchmarks/distributed.py --sizes 20kx1000,100kx1000 --workers 2 --memory-limit 4GiB
+    python benchmarks/dask_scale.py --sizes 20kx1000,100kx1000 --workers 2 --memory-limit 4GiB
 
-Results go to ``benchmarks/results/distributed.json`` and a table to stdout.
+Results go to ``benchmarks/results/dask_scale.json`` and a table to stdout.
 """
 
 from __future__ import annotations
@@ -225,12 +225,11 @@ def main(argv: list[str] | None = None) -> int:
         "workers": args.workers, "memory_limit": args.memory_limit, "results": results}
     try:
         import dask as _dask
-        import distributed as _distributed
         out["machine"]["dask"] = _dask.__version__
         out["machine"]["distributed"] = importlib.metadata.version("distributed")
     except ImportError:
         pass
-    path = HERE / "results" / "distributed.json"
+    path = HERE / "results" / "dask_scale.json"
     path.write_text(json.dumps(out, indent=2) + "\n")
     print(f"wrote {path}")
     return status
