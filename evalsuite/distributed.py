@@ -358,7 +358,8 @@ def _client(scheduler, cluster_options: dict | None):
         yield scheduler
         return
     if scheduler is None:
-        with LocalCluster(**{"processes": True, "dashboard_address": ":0", **(cluster_options or {})}) as cluster, \
+        options = {"processes": True, "dashboard_address": ":0", "silence_logs": logging.CRITICAL, **(cluster_options or {})}
+        with LocalCluster(**options) as cluster, \
                 Client(cluster) as client:
             yield client
         return
