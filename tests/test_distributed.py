@@ -208,3 +208,34 @@ def test_command_line_engine_dask(tmp_path):
                            *args[1:]], cwd=REPO, capture_output=True, text=True, check=True)
     assert dask.stdout == local.stdout
     assert "Completed" in dask.stderr or "%" in dask.stderr  # Dask's progress bar
+
+
+def test_a_large_plain_file_is_read_in_blocks_with_the_files_line_numbers(tmp_path, client):
+    run_rows, qrels_rows = _seeded(21)
+    qrels = _write_qrels(tmp_path, qrels_rows)
+    single = _single(tmp_path, run_rows, qrels)
+    whole = str(tmp_path / "whole.trec")
+    size = os.path.getsize(whole)
+    report = evaluate_dask(qrels, whole, METRICS, scheduler=client, block_bytes=size // 7, partitions=3)
+    _assert_same(report, single)
+    from evalsuite.distributed import _pieces
+    pieces = _pieces([whole], size // 7)
+    assert len(pieces) >= 7 and pieces[0][1] == 0 and pieces[-1][2] == size
+    assert all(a[2] == b[1] for a, b in zip(pieces, pieces[1:]))  # contiguous, cut after a line break
+    data = Path(whole).read_bytes()
+    assert all(data[p[1] - 1:p[1]] == b"\n" for p in pieces[1:])
+    # A bad score and a duplicate deep in the file: the file's own line numbers.
+    lines = data.decode().splitlines(keepends=True)
+    bad = lines.copy()
+    bad[len(lines) - 5] = "q1 Q0 D1 1 abc tag\n"
+    Path(whole).write_text("".join(bad))
+    with pytest.raises(es.EvalSuiteError) as info:
+        evaluate_dask(qrels, whole, "P_5", scheduler=client, block_bytes=size // 7)
+    assert str(info.value) == f"whole.trec, line {len(lines) - 4}, field 'score', value 'abc': the score must be a number"
+    q, d, _ = lines[3].split(" ")[0], lines[3].split(" ")[2], None
+    dup = lines + [f"{q} Q0 {d} 1 9.5 tag\n"]
+    Path(whole).write_text("".join(dup))
+    with pytest.raises(es.EvalSuiteError) as info:
+        evaluate_dask(qrels, whole, "P_5", scheduler=client, block_bytes=size // 7)
+    assert f"(whole.trec line 4 and whole.trec line {len(dup)};" in str(info.value)
+    assert info.value.line == len(dup)
