@@ -448,9 +448,9 @@ def evaluate_dask(qrels, run, metrics: str | Sequence[str] | None = None, querie
     qrels : path, glob, Parquet folder, Qrels, {query: {doc: grade}}, pandas or Dask DataFrame
         Judgements. Files are read on the workers with EvalSuite's readers (every format, gzip).
     run : path, glob of shards (``"run.*.trec.gz"``), Parquet folder, Run, pandas or Dask DataFrame
-        The run. Each file is one input partition, read whole by one worker, so a shard's size
-        (about 3.4 times its uncompressed bytes while parsed) bounds a worker's memory, not the
-        run's size. A data frame needs query id, doc id and score (or rank) columns, named as
+        The run. Each file (or block of ``block_bytes`` of an uncompressed TREC file) is one
+        input partition, read whole by one worker, so a partition's size (about 3.4 times its
+        uncompressed bytes while parsed) bounds a worker's memory, not the run's size. A data frame needs query id, doc id and score (or rank) columns, named as
         the readers accept them (``query_id``/``qid``, ``doc_id``/``docno``, ``score``).
     metrics, queries, rel_level :
         As in :func:`evalsuite.evaluate` (default: its ``DEFAULT_METRICS``).
