@@ -167,7 +167,9 @@ def _slow(part):
     return part
 
 
-def test_a_worker_killed_mid_run_gives_the_same_numbers(tmp_path):
+@pytest.mark.slow  # 8-14 s: a cluster of its own, a worker restarted
+@pytest.mark.parametrize("shuffle_method", ["p2p", "tasks"])
+def test_a_worker_killed_mid_run_gives_the_same_numbers(tmp_path, shuffle_method):
     run_rows, qrels_rows = _seeded(3)
     qrels = _write_qrels(tmp_path, qrels_rows)
     single = _single(tmp_path, run_rows, qrels)
@@ -179,7 +181,7 @@ def test_a_worker_killed_mid_run_gives_the_same_numbers(tmp_path):
         victim, pid = sorted(pids.items())[0]
         out: dict = {}
         worker = threading.Thread(target=lambda: out.update(report=evaluate_dask(
-            qrels, ddf, METRICS, scheduler=c, partitions=3, shuffle_method="tasks")))
+            qrels, ddf, METRICS, scheduler=c, partitions=3, shuffle_method=shuffle_method)))
         worker.start()
         time.sleep(0.9)  # inside the 8 x 0.4 s of reading on 2 workers
         assert worker.is_alive(), "the run ended before the worker could be killed"
