@@ -4,6 +4,7 @@ whatever the partitioning; errors naming shard and line; a worker killed mid-run
 from __future__ import annotations
 
 import gzip
+import logging
 import os
 import signal
 import subprocess
@@ -111,7 +112,7 @@ def test_query_policies_and_rel_level_match(tmp_path, client, queries, rel_level
     assert report.warnings == [w for w in single.warnings]
 
 
-def test_parquet_folder_and_dask_dataframe_inputs(tmp_path, client):
+def test_parquet_folder_and_dask_dataframe_inputs(tmp_path, client, caplog):
     run_rows, qrels_rows = _seeded(8)
     qrels = _write_qrels(tmp_path, qrels_rows)
     single = _single(tmp_path, run_rows, qrels)
@@ -122,7 +123,10 @@ def test_parquet_folder_and_dask_dataframe_inputs(tmp_path, client):
         frame.iloc[rows].to_parquet(folder / f"part-{i}.parquet", index=False)
     _assert_same(evaluate_dask(qrels, str(folder), METRICS, scheduler=client, partitions=3), single)
     ddf = dd.from_pandas(frame, npartitions=4)
-    _assert_same(evaluate_dask(qrels, ddf, METRICS, scheduler=client, partitions=2), single)
+    with caplog.at_level(logging.INFO, logger="evalsuite.distributed"):
+        _assert_same(evaluate_dask(qrels, ddf, METRICS, scheduler=client, partitions=2), single)
+    progress = [r.getMessage() for r in caplog.records if r.name == "evalsuite.distributed"]
+    assert progress == ["dask: 1/2 partitions evaluated", "dask: 2/2 partitions evaluated"]
 
 
 def test_duplicate_across_shards_names_both_shards_and_lines(tmp_path, client):
