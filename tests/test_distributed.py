@@ -4,6 +4,7 @@ whatever the partitioning; errors naming shard and line; a worker killed mid-run
 from __future__ import annotations
 
 import gzip
+import json
 import logging
 import os
 import signal
@@ -245,3 +246,19 @@ def test_a_large_plain_file_is_read_in_blocks_with_the_files_line_numbers(tmp_pa
         evaluate_dask(qrels, whole, "P_5", scheduler=client, block_bytes=size // 7)
     assert f"(whole.trec line 4 and whole.trec line {len(dup)};" in str(info.value)
     assert info.value.line == len(dup)
+
+
+def test_command_line_scheduler_address_connects_to_a_running_cluster(tmp_path, client, capsys):
+    from evalsuite.cli import main
+
+    run_rows, qrels_rows = _seeded(12)
+    pattern = _write_shards(tmp_path, run_rows, 2)
+    qrels = _write_qrels(tmp_path, qrels_rows)
+    single = _single(tmp_path, run_rows, qrels)
+    assert main(["--scheduler", client.scheduler.address, qrels, pattern, "-m", "map", "--format", "json", "-q"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["means"]["map"] == single.means["map"]
+    assert report["per_query"] == {q: {"map": v} for q, v in single.per_query["map"].items()}
+    assert report["params"]["engine"] == "dask"
+    assert main(["--scheduler", client.scheduler.address, qrels, str(tmp_path / "none.*.trec"), "-m", "map"]) == 2
+    assert "none.*.trec: no file matches this pattern" in capsys.readouterr().err
