@@ -372,31 +372,33 @@ def _frame_from_dataframe(ddf, kind: str, n_partitions: int):
     meta = pd.DataFrame({c: pd.Series(dtype=t) for c, t in (_RUN_COLUMNS if kind == "run" else _QRELS_COLUMNS).items()})
 
     def convert(part: pd.DataFrame, partition_info=None) -> pd.DataFrame:
+        from .data import _Locator, _check_finite, _check_ids, _frame_columns
+
         number = partition_info["number"] if partition_info else 0
-        if roles.value:
-            values = pd.to_numeric(part[roles.value], errors="raise").to_numpy(dtype=np.float64)
-        else:
-            values = -pd.to_numeric(part[roles.rank], errors="raise").to_numpy(dtype=np.float64)
+        where = _Locator(f"{kind} data frame partition {number}", lambda row: row + 1, "row")
+        query, doc, values = _frame_columns(part, roles.query, roles.doc, roles.value or roles.rank,
+                                            "rank" if not roles.value else value_col)
+        _check_ids(query, "query_id", where)
+        _check_ids(doc, "doc_id", where)
+        _check_finite(values, value_col if roles.value else "rank", where)
         frame = pd.DataFrame({
-            "query_id": part[roles.query].astype(str).astype("string[pyarrow]").to_numpy(),
-            "doc_id": part[roles.doc].astype(str).astype("string[pyarrow]").to_numpy(),
-            value_col: values,
+            "query_id": pd.Series(pd.arrays.ArrowStringArray(_as_string_chunks(query))),
+            "doc_id": pd.Series(pd.arrays.ArrowStringArray(_as_string_chunks(doc))),
+            value_col: values if roles.value else -values,
             "_shard": np.full(len(part), number, dtype=np.int32),
             "_row": np.arange(len(part), dtype=np.int64),
         })
-        frame["query_id"] = frame["query_id"].astype("string[pyarrow]")
-        frame["doc_id"] = frame["doc_id"].astype("string[pyarrow]")
-        frame["_p"] = _partition_of(frame["query_id"], n_partitions)
+        frame["_p"] = _partition_of(query, n_partitions)
         return frame
 
     frame = ddf.map_partitions(convert, meta=meta)
     sources = [(f"{kind} data frame partition {i}",) for i in range(ddf.npartitions)]
-    return frame, sources, [], bool(not roles.value)
+    return frame, sources, []
 
 
 def _input_frame(value, kind: str, block_bytes: int):
-    """(dask frame of rows, sources, delayed infos, n input partitions) for a path/glob/folder/frame."""
-    import dask
+    """The input partitions of a run or qrels argument: a list of shards (files or byte blocks) to
+    read on the workers, with the data frame they make (meta), or a Dask DataFrame (and None)."""
     import dask.dataframe as dd
 
     from .data import Qrels, Run
@@ -539,7 +541,7 @@ def evaluate_dask(qrels, run, metrics: str | Sequence[str] | None = None, querie
                          for i, p in enumerate(inp)]
                 frame = dd.from_delayed([p[0] for p in pairs], meta=meta, verify_meta=False)
                 return frame, sources, [p[1] for p in pairs]
-            frame, sources, infos, _ = _frame_from_dataframe(inp, kind, n_parts)
+            frame, sources, infos = _frame_from_dataframe(inp, kind, n_parts)
             return frame, sources, infos
 
         run_frame, run_sources, run_infos = build(run_in, run_meta, "run")

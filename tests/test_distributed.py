@@ -262,3 +262,14 @@ def test_command_line_scheduler_address_connects_to_a_running_cluster(tmp_path, 
     assert report["params"]["engine"] == "dask"
     assert main(["--scheduler", client.scheduler.address, qrels, str(tmp_path / "none.*.trec"), "-m", "map"]) == 2
     assert "none.*.trec: no file matches this pattern" in capsys.readouterr().err
+
+
+def test_a_dask_dataframe_with_a_missing_id_or_a_nan_score_is_an_error_naming_the_partition(tmp_path, client):
+    qrels = {"q1": {"d1": 1}}
+    frame = pd.DataFrame({"query_id": ["q1", "q1", None], "doc_id": ["d1", "d2", "d3"], "score": [1.0, 0.5, 0.2]})
+    with pytest.raises(es.EvalSuiteError, match="missing id"):
+        evaluate_dask(qrels, dd.from_pandas(frame, npartitions=1), "P_5", scheduler=client)
+    frame = pd.DataFrame({"qid": ["q1", "q1", "q1"], "docno": ["d1", "d2", "d3"], "score": [1.0, float("nan"), 0.2]})
+    with pytest.raises(es.EvalSuiteError) as info:
+        evaluate_dask(qrels, dd.from_pandas(frame, npartitions=1), "P_5", scheduler=client)
+    assert str(info.value).startswith("run data frame partition 0, row 2, field 'score'")
