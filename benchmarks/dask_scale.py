@@ -180,7 +180,10 @@ def main(argv: list[str] | None = None) -> int:
     for text in args.sizes.split(","):
         size = generate.parse_size(text)
         t0 = time.perf_counter()
-        ds = generate.generate(size)
+        ds = generate.dataset_paths(size)
+        shards_done = (generate.DATA_DIR / f"{size.label}.shards" / "done.json").exists() and ds.qrels.exists()
+        if not (shards_done and size.lines > args.single_max_lines):  # the whole run is needed
+            ds = generate.generate(size)
         t_gen = time.perf_counter() - t0
         t0 = time.perf_counter()
         shards = shard(ds.run, generate.DATA_DIR / f"{size.label}.shards", args.shard_lines)

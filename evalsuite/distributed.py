@@ -237,6 +237,8 @@ def _read_shard(path: str, shard: int, kind: str, limits, n_partitions: int):
     })
     frame["_p"] = _partition_of(parsed.query_ids, n_partitions)
     info = {"source": name, "tag": parsed.tag, "warnings": list(parsed.warnings), "rank_only": rank_only}
+    del parsed
+    pa.default_memory_pool().release_unused()  # give the parse's buffers back; workers read many shards
     return frame, info
 
 
@@ -348,6 +350,8 @@ def _evaluate_partition(run: pd.DataFrame, qrels: pd.DataFrame, metric_names: li
         report = evaluate(q, r, metric_names, queries=queries, rel_level=rel_level)
         out["per_query"] = report.per_query
         out["no_relevant"] = report.no_relevant_queries
+        del report, q, r
+        pa.default_memory_pool().release_unused()
         return out
     # No query of the partition is in both: run queries are dropped; qrels queries score 0 ("qrels")
     # or are dropped ("intersection").
@@ -441,7 +445,7 @@ def _client(scheduler, cluster_options: dict | None):
 def evaluate_dask(qrels, run, metrics: str | Sequence[str] | None = None, queries: str = "qrels",
                   rel_level: float = 1, *, scheduler=None, partitions: int | None = None, name: str | None = None,
                   duplicates: str = "error", limits=None, progress: bool = False,
-                  cluster_options: dict | None = None, shuffle_method: str | None = None,
+                  cluster_options: dict | None = None, shuffle_method: str | None = "tasks",
                   block_bytes: int = _BLOCK_BYTES):
     """Score a run against qrels on a Dask cluster; the same report as :func:`evalsuite.evaluate`.
 
@@ -473,8 +477,10 @@ def evaluate_dask(qrels, run, metrics: str | Sequence[str] | None = None, querie
     progress : bool
         Show Dask's progress bar on stderr (the command line does). Progress is also logged
         (logger ``evalsuite.distributed``, INFO) as partitions finish.
-    shuffle_method : {"p2p", "tasks"} or None
-        Dask's shuffle (None: Dask's default, p2p on a distributed cluster, which spills to disk).
+    shuffle_method : {"tasks", "p2p"} or None
+        Dask's shuffle. "tasks" (default) went through 100 million lines on two 4 GiB workers;
+        "p2p" (Dask's own default on a cluster) stalled there at 66 % with workers restarted
+        at their memory limit (``benchmarks/README.md``). None: Dask's configured default.
     block_bytes : int
         An uncompressed TREC file larger than this is read in blocks of about this many bytes,
         cut at line breaks (default 128 MiB, some 3.5 million MS MARCO-like lines); a gzip file
