@@ -257,7 +257,8 @@ def _lookup_grades(run: Run, rows: np.ndarray, row_query: np.ndarray, qrels: Qre
 
 
 def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries: str = "qrels",
-             rel_level: float = 1, max_docs: int | None = None) -> EvaluationReport:
+             rel_level: float = 1, max_docs: int | None = None, *, engine: str = "local",
+             scheduler=None) -> EvaluationReport:
     """Score a run against qrels for several metrics, vectorised over all queries.
 
     Parameters
@@ -281,6 +282,13 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
     max_docs : int >= 1 or None
         Keep only the top ``max_docs`` docs of each query's ranking, as if the run held no
         more (trec_eval -M); None (default) keeps them all.
+    engine : {"local", "dask"}
+        "local" (default) evaluates in this process; "dask" on a Dask cluster, for runs larger
+        than memory: the run may also be a glob of shards, a Parquet folder or a Dask
+        DataFrame, and the numbers are the same bit for bit (see
+        :func:`evalsuite.distributed.evaluate_dask`; needs ``evalsuite[dask]``).
+    scheduler : None, str or distributed.Client
+        With engine="dask": a scheduler address, a Client, or None to start a LocalCluster.
 
     Returns
     -------
@@ -319,6 +327,12 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
     >>> evaluate(qrels, run, "P_2", queries="intersection").means  # q1 only
     {'P_2': 0.5}
     """
+    if engine == "dask":
+        from .distributed import evaluate_dask
+
+        return evaluate_dask(qrels, run, metrics, queries, rel_level, scheduler=scheduler, max_docs=max_docs)
+    if engine != "local":
+        raise EvalSuiteError("engine must be 'local' or 'dask'", field="engine", value=engine)
     specs = parse_metrics(metrics)
     rel = check_rel_level(rel_level)
     if max_docs is not None and (isinstance(max_docs, bool) or not isinstance(max_docs, numbers.Integral)
@@ -331,30 +345,9 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
 
     qrels_ids = qrels.query_ids
     run_ids = run.query_ids
-    qrels_set = set(qrels_ids.tolist())
     run_set = set(run_ids.tolist())
-    dropped: dict[str, str] = {}
-    for q in sorted(run_set - qrels_set):
-        dropped[q] = "in the run but not in the qrels"
     warnings = [*(f"run: {w}" for w in run.warnings), *(f"qrels: {w}" for w in qrels.warnings)]
-    if queries == "qrels":
-        eval_ids = sorted(qrels_set)
-    else:
-        eval_ids = sorted(qrels_set & run_set)
-        for q in sorted(qrels_set - run_set):
-            dropped[q] = "in the qrels but not in the run (queries='intersection')"
-        if qrels_set - run_set:
-            warnings.append(f"queries='intersection': {len(qrels_set - run_set)} qrels queries missing from the run "
-                            "are left out of the means (trec_eval without -c); the default 'qrels' scores them 0")
-    if not run_set and queries == "qrels":
-        warnings.append(f"the run is empty: every one of the {len(qrels_set)} qrels queries scores 0 (a qrels "
-                        "query missing from the run scores 0)")
-    elif not (run_set & qrels_set):
-        raise EvalSuiteError(
-            f"no query to evaluate: the run's {len(run_set)} query ids and the qrels' {len(qrels_set)} have none in common "
-            f"(run ids such as {sorted(run_set)[:3]}, qrels ids such as {sorted(qrels_set)[:3]})",
-            field="query_id",
-        )
+    eval_ids, dropped = _queries_to_evaluate(run_set, set(qrels_ids.tolist()), queries, warnings)
     defaulted = sorted(set(eval_ids) - run_set)
     eval_index = pd.Index(eval_ids)
 
@@ -397,49 +390,83 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
 
     n_relevant = np.bincount(qrels_query[judged_grade >= rel], minlength=len(eval_ids))
     no_relevant = sorted(eval_ids[i] for i in kernel_to_eval[np.flatnonzero(n_relevant == 0)])
+    values = {}
+    for spec in specs:
+        values[spec.name] = np.empty(len(eval_ids), dtype=np.float64)
+        values[spec.name][kernel_to_eval] = per_kernel[spec.name]
+    return build_report(values, specs, eval_ids, queries=queries, rel_level=rel_level, dropped=dropped,
+                        defaulted=defaulted, no_relevant=no_relevant, warnings=warnings,
+                        params={"max_docs": max_docs, "run_name": run.name, "run_source": run.source,
+                                "qrels_source": qrels.source})
+
+
+def _queries_to_evaluate(run_set: set[str], qrels_set: set[str], queries: str,
+                         warnings: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The evaluated query ids (sorted) and the dropped ones with their reason, under a query
+    policy; appends the policy's warnings. Shared by the single-machine and the Dask engine."""
+    dropped = {q: "in the run but not in the qrels" for q in sorted(run_set - qrels_set)}
+    if queries == "qrels":
+        eval_ids = sorted(qrels_set)
+    else:
+        eval_ids = sorted(qrels_set & run_set)
+        for q in sorted(qrels_set - run_set):
+            dropped[q] = "in the qrels but not in the run (queries='intersection')"
+        if qrels_set - run_set:
+            warnings.append(f"queries='intersection': {len(qrels_set - run_set)} qrels queries missing from the run "
+                            "are left out of the means (trec_eval without -c); the default 'qrels' scores them 0")
+    if not run_set and queries == "qrels":
+        warnings.append(f"the run is empty: every one of the {len(qrels_set)} qrels queries scores 0 (a qrels "
+                        "query missing from the run scores 0)")
+    elif not (run_set & qrels_set):
+        raise EvalSuiteError(
+            f"no query to evaluate: the run's {len(run_set)} query ids and the qrels' {len(qrels_set)} have none in common "
+            f"(run ids such as {sorted(run_set)[:3]}, qrels ids such as {sorted(qrels_set)[:3]})",
+            field="query_id",
+        )
+    return eval_ids, dropped
+
+
+def build_report(values: Mapping[str, np.ndarray], specs: Sequence[MetricSpec], eval_ids: list[str], *, queries: str,
+                 rel_level: float, dropped: dict[str, str], defaulted: list[str], no_relevant: list[str],
+                 warnings: list[str], params: Mapping[str, Any]) -> EvaluationReport:
+    """The :class:`EvaluationReport` of per-query values in ``eval_ids`` order: the scores with
+    their corpus values (means, or trec_eval's sums and geometric means), the warnings about
+    queries, the conventions. Shared by the single-machine and the Dask engine, so both report
+    the same numbers and words from the same per-query values."""
     if no_relevant:
         warnings.append(f"{len(no_relevant)} evaluated queries have no judged doc with grade >= {rel_level:g}; they score 0")
     if defaulted:
         warnings.append(f"{len(defaulted)} qrels queries are missing from the run; they score 0")
     if dropped and queries == "qrels":
         warnings.append(f"{len(dropped)} run queries have no qrels and are left out")
-
-    params_common = {
-        "rel_level": rel_level,
-        "queries": queries,
-        "max_docs": max_docs,
-        "n_queries": len(eval_ids),
-        "run_name": run.name,
-        "run_source": run.source,
-        "qrels_source": qrels.source,
-    }
-    table = {}
+    params_common = {"rel_level": rel_level, "queries": queries, "max_docs": params.get("max_docs"),
+                     "n_queries": len(eval_ids), "run_name": params.get("run_name"),
+                     "run_source": params.get("run_source"), "qrels_source": params.get("qrels_source")}
     scores = {}
     for spec in specs:
-        values = np.empty(len(eval_ids), dtype=np.float64)
-        values[kernel_to_eval] = per_kernel[spec.name]
-        table[spec.name] = values
-        params = {"metric": spec.canonical, "k": spec.k, **params_common,
-                  "convention": CONVENTIONS[spec.base]}
+        score_params = {"metric": spec.canonical, "k": spec.k, **params_common, "convention": CONVENTIONS[spec.base]}
         if spec.gains:
-            params["gains"] = spec.gains
+            score_params["gains"] = spec.gains
         if spec.trec_name:
-            params["trec_eval"] = spec.trec_name
+            score_params["trec_eval"] = spec.trec_name
         if spec.param is not None:
-            params["param"] = spec.param
-        scores[spec.name] = Score(values, params, query_ids=eval_ids, value=corpus_value(spec, values))
-    per_query = pd.DataFrame(table, index=pd.Index(eval_ids, name="query_id"))
+            score_params["param"] = spec.param
+        scores[spec.name] = Score(values[spec.name], score_params, query_ids=eval_ids,
+                                  value=corpus_value(spec, values[spec.name]))
+    per_query = pd.DataFrame({spec.name: values[spec.name] for spec in specs},
+                             index=pd.Index(eval_ids, name="query_id"))
     conventions = {"queries": QUERY_POLICIES[queries], "order": "score descending (float64), ties by doc id descending (trec_eval)"}
     conventions.update({s.base: CONVENTIONS[s.base] for s in specs})
-    if rel != 1 and any(s.base.startswith("ndcg") for s in specs):
+    if check_rel_level(rel_level) != 1 and any(s.base.startswith("ndcg") for s in specs):
         conventions["ndcg_rel_level"] = "grades below rel_level get gain 0 in nDCG (ranx); trec_eval ignores -l for nDCG"
+    extra = {k: v for k, v in params.items() if k not in params_common}
     return EvaluationReport(
         per_query=per_query,
         scores=scores,
         dropped_queries=dropped,
         defaulted_queries=defaulted,
         no_relevant_queries=no_relevant,
-        params={**params_common, "metrics": {s.name: s.canonical for s in specs}},
+        params={**params_common, "metrics": {s.name: s.canonical for s in specs}, **extra},
         conventions=conventions,
         warnings=warnings,
     )

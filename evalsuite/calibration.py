@@ -872,7 +872,6 @@ def join_human_labels(judgements, labels: str | Path | bytes, source_name: str |
     >>> joined["human_label"].tolist(), counts["matched"], counts["unmatched"]
     ([nan, 1.0, nan], 1, 1)
     """
-    import pandas as pd
 
     name, rows = _rows_of_file(labels, source_name, max_bytes)
     file_columns = set().union(*(r.keys() for _, r in rows)) if rows else set()

@@ -237,7 +237,43 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a doc listed twice for one query: error (default, like trec_eval) or keep the max")
     parser.add_argument("--format-run", dest="run_format", default=None, help="run file format if not detected")
     parser.add_argument("--format-qrels", dest="qrels_format", default=None, help="qrels file format if not detected")
+    dask = parser.add_argument_group("Dask (runs larger than memory; pip install 'evalsuite[dask]', docs/scale.md)")
+    dask.add_argument("--engine", choices=("local", "dask"), default="local",
+                      help="local: this process (default); dask: a Dask cluster, the run may be a glob of shards "
+                      "('run.*.trec.gz') or a Parquet folder; same numbers")
+    dask.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                      help="Dask scheduler address (tcp://host:8786); implies --engine dask. Default: a LocalCluster")
+    dask.add_argument("--workers", type=int, default=None, help="LocalCluster workers (default: Dask's choice)")
+    dask.add_argument("--memory-limit", default=None, help="LocalCluster memory limit per worker, e.g. 4GiB")
+    dask.add_argument("--partitions", type=int, default=None,
+                      help="partitions of the shuffle by query id (default: one per shard, at least one per worker)")
     return parser
+
+
+def _main_dask(args, measures: list[str], rel_level) -> int:
+    """``--engine dask``: evaluate on a Dask cluster (Dask's progress bar on stderr), print as main() does."""
+    from .distributed import evaluate_dask
+
+    options = {k: v for k, v in (("n_workers", args.workers), ("memory_limit", args.memory_limit)) if v is not None}
+    if args.workers is not None:
+        options["threads_per_worker"] = 1
+    try:
+        report = evaluate_dask(args.qrels, args.run, measures, queries="qrels" if args.complete else args.queries,
+                               rel_level=rel_level, scheduler=args.scheduler, partitions=args.partitions,
+                               duplicates=args.duplicates, progress=True, cluster_options=options,
+                               max_docs=args.max_docs)
+    except EvalSuiteError as exc:
+        print(f"evalsuite: error: {exc}", file=sys.stderr)
+        return 2
+    for warning in report.warnings:
+        print(f"evalsuite: note: {warning}", file=sys.stderr)
+    if args.format == "table":
+        sys.stdout.write(report.to_trec_eval(per_query=args.per_query))
+    elif args.format == "csv":
+        _write_bytes(_format_csv(report, args.per_query))
+    else:
+        sys.stdout.write(report.to_json(indent=2) + "\n")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -263,6 +299,13 @@ def main(argv: list[str] | None = None) -> int:
         return ragas_main(argv[1:])
     args = build_parser().parse_args(argv)
     rel_level = int(args.rel_level) if float(args.rel_level).is_integer() else args.rel_level
+    if args.engine == "dask" or args.scheduler:
+        try:
+            measures = trec_order(expand_measures(args.measure) if args.measure else list(DEFAULT_MEASURES))
+        except EvalSuiteError as exc:
+            print(f"evalsuite: error: {exc}", file=sys.stderr)
+            return 2
+        return _main_dask(args, measures, rel_level)
     try:
         measures = trec_order(expand_measures(args.measure) if args.measure else list(DEFAULT_MEASURES))
         # relstring.20 replaces all_trec's relstring (trec_eval keeps one, with the parameter given)

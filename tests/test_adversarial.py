@@ -1,8 +1,6 @@
 """Regressions for problems an adversarial review found: each input once gave a wrong answer,
 another exception type, a silent skip or a wrong line number."""
 
-import io
-import json
 import time
 
 import numpy as np

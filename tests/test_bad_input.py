@@ -1,7 +1,5 @@
 """Bad input raises EvalSuiteError naming the file, line, field and value; nothing is skipped."""
 
-import io
-import json
 
 import pandas as pd
 import pyarrow as pa

@@ -139,7 +139,6 @@ def test_trulens_frame_as_jsonl_and_parquet_reads_the_same():
 def test_a_trulens_feedback_of_the_users_own_is_shown_as_given():
     """A feedback column has a `<name>_calls` column beside it in TruLens's frame: a custom one
     (here "Conciseness") is a declared score; an unrelated numeric column is not."""
-    import io
 
     import pandas as pd
 

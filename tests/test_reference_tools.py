@@ -150,7 +150,6 @@ def test_trec_eval_default_measures_match_pytrec_eval_with_ties(tied_collection,
     report = es.evaluate(qrels, run, names, rel_level=rel_level)
     both = set(qrels) & set(run)
     assert set(reference) == both
-    ties = sum(len(docs) - len(set(docs.values())) for docs in run.values())
     compared = skipped = 0
     for qid in both:
         n_rel = reference[qid]["num_rel"]

@@ -7,7 +7,6 @@ RAGTruth and LLMPerf files (sample_data/sources/) are the reference for success 
 import importlib.util
 import json
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import numpy as np
 import pytest

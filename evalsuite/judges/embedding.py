@@ -15,7 +15,6 @@ is the raw cosine, which for these models is practically never negative).
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 import time
 from pathlib import Path

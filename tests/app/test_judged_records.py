@@ -3,7 +3,6 @@ against the loopback endpoint's recorded replies) load in the dashboard and ever
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 from pathlib import Path
