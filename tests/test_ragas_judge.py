@@ -124,7 +124,9 @@ def test_rerun_answers_from_the_cache_and_stop_resumes(server, embedder, records
     calls = server.requests
     second = make(server, embedder, cache=cache, metrics=["context_utilization"]).judge(records)
     assert second.done == 5
-    assert calls > 0
+    # What the first run asked is not asked again (one record may be decided by rule with no call,
+    # so the first run can stop before any call: which record finishes first is up to the threads).
+    assert second.stats.calls == server.requests - calls
     after_second = server.requests
     third = make(server, embedder, cache=cache, metrics=["context_utilization"]).judge(records)
     assert third.stats.calls == 0 and server.requests == after_second  # everything from the cache
