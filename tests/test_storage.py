@@ -891,3 +891,28 @@ def test_one_store_shared_by_threads(store, raw):
     assert errors == []
     assert raw.count("evalsuite_workspaces") == 40 and raw.count("evalsuite_datasets") == 12
     raw.assert_consistent()
+
+
+def test_sqlite_store_created_while_another_process_holds_a_lock_waits_for_it(tmp_path):
+    # SQLite refuses a journal-mode change at once ("database is locked", no busy handler) while
+    # another connection holds a lock: two servers creating one store at the same moment hit it.
+    from evalsuite.storage._sqlite import _SQLiteBackend
+
+    path = tmp_path / "store" / "workspaces.db"
+    path.parent.mkdir()
+    other = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    other.execute("CREATE TABLE elsewhere (x)")
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO elsewhere VALUES (1)")
+    release = threading.Timer(0.3, lambda: other.execute("COMMIT"))
+    release.start()
+    try:
+        started = time.monotonic()
+        _SQLiteBackend(path, busy_timeout_s=10).initialise()
+        assert time.monotonic() - started >= 0.25  # it waited for the lock, then went on
+    finally:
+        release.join()
+        other.close()
+    conn = sqlite3.connect(str(path))
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()

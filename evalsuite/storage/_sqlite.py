@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -105,7 +106,7 @@ class _SQLiteBackend:
             conn = self.connect()
             try:
                 # WAL: readers never block the writer; the setting is kept in the file.
-                conn.execute("PRAGMA journal_mode = WAL")
+                self._set_wal(conn)
                 with self.transaction(conn, write=True):
                     _create_schema(self, conn, int_type="INTEGER", real_type="REAL", blob_type="BLOB")
             finally:
@@ -115,6 +116,20 @@ class _SQLiteBackend:
                 raise self.database_error(exc, "open the workspace store") from None
             raise StoreError(f"cannot open the SQLite workspace store at {self.location}: {exc}",
                              code="unavailable") from None
+
+    def _set_wal(self, conn: sqlite3.Connection) -> None:
+        """Switch the file to WAL, waiting up to the busy timeout for other processes: SQLite
+        answers "database is locked" at once, without its busy handler, when another connection
+        holds a lock while the journal mode changes (two servers creating one store at once)."""
+        deadline = time.monotonic() + self.busy_timeout_s
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def database_error(self, exc: BaseException, doing: str) -> StoreError:
         """The StoreError for a sqlite3 error other than an OperationalError."""
