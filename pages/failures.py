@@ -58,7 +58,10 @@ def render() -> None:
                 "of them attributed": int(attributed.get(s, 0)),
                 "failure share": float(score)} for s, score in report.failures.items()]
     systems = [row["system"] for row in summary]
-    system = ui.pick("System", systems, key="failures_system")
+    # By default the system whose failures span the most stages (the first such): the view that
+    # shows what stage attribution tells apart.
+    spread = [int((table[table["system"] == s]["count"] > 0).sum()) for s in systems]
+    system = ui.pick("System", systems, key="failures_system", index=spread.index(max(spread)) if spread else 0)
     st.subheader("Failures per system")
     st.dataframe(summary, hide_index=True, width="stretch",
                  column_config={"failure share": st.column_config.NumberColumn("failure share", format="%.3f")})

@@ -67,3 +67,12 @@ def test_ragchecker_sample_shows_an_evidence_failure():
     listed = at.dataframe[2].value.set_index("query_id")
     assert listed.loc["0", "failure_stage"] == "evidence" and listed.loc["0", "rule"] == "partial context recall"
     assert listed.loc["1", "failure_stage"] == "generation" and listed.loc["1", "rule"] == "wrong answer"
+
+
+def test_default_system_is_the_one_whose_failures_span_most_stages():
+    # On the samples most systems fail at one stage only; the page opens on one that shows two.
+    at = open_page("failures")
+    assert not at.exception
+    system = at.selectbox(key="failures_system").value
+    stages = next(d.value for d in at.dataframe if "share" in d.value.columns and "stage" in d.value.columns)
+    assert (stages["count"] > 0).sum() == 2, (system, stages)
