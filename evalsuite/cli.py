@@ -265,15 +265,29 @@ def _main_dask(args, measures: list[str], rel_level) -> int:
     except EvalSuiteError as exc:
         print(f"evalsuite: error: {exc}", file=sys.stderr)
         return 2
+    return _write_report(report, args)
+
+
+def _write_report(report, args, table: str | None = None) -> int:
+    """Print the report's warnings on stderr and the report on stdout in the chosen format
+    (``table``: trec_eval's text, if the caller made it already); returns 0."""
     for warning in report.warnings:
         print(f"evalsuite: note: {warning}", file=sys.stderr)
     if args.format == "table":
-        sys.stdout.write(report.to_trec_eval(per_query=args.per_query))
+        sys.stdout.write(report.to_trec_eval(per_query=args.per_query) if table is None else table)
     elif args.format == "csv":
         _write_bytes(_format_csv(report, args.per_query))
     else:
         sys.stdout.write(report.to_json(indent=2) + "\n")
     return 0
+
+
+# Subcommands: the first argument -> the module whose main(argv) runs it.
+_SUBCOMMANDS = {
+    "compare": "._compare_cli",   # evalsuite compare QRELS BASELINE RUN...: the comparison gate
+    "judge": ".judges.command",   # evalsuite judge RECORDS --judge llm|embedding|lexical -o OUT
+    "ragas": ".ragas_command",    # evalsuite ragas RECORDS -o OUT: every RAGAS metric from raw records
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -285,29 +299,20 @@ def main(argv: list[str] | None = None) -> int:
     a qrels file literally named ``compare`` is given as ``./compare``.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] == "compare":
-        from ._compare_cli import main as compare_main
+    if argv and argv[0] in _SUBCOMMANDS:
+        import importlib
 
-        return compare_main(argv[1:])
-    if argv[:1] == ["judge"]:  # evalsuite judge RECORDS --judge llm|embedding|lexical -o OUT (docs/judges.md)
-        from .judges.command import main as judge_main
-
-        return judge_main(argv[1:])
-    if argv[:1] == ["ragas"]:  # evalsuite ragas RECORDS -o OUT: every RAGAS metric from raw records
-        from .ragas_command import main as ragas_main
-
-        return ragas_main(argv[1:])
+        return importlib.import_module(_SUBCOMMANDS[argv[0]], __package__).main(argv[1:])
     args = build_parser().parse_args(argv)
     rel_level = int(args.rel_level) if float(args.rel_level).is_integer() else args.rel_level
-    if args.engine == "dask" or args.scheduler:
-        try:
-            measures = trec_order(expand_measures(args.measure) if args.measure else list(DEFAULT_MEASURES))
-        except EvalSuiteError as exc:
-            print(f"evalsuite: error: {exc}", file=sys.stderr)
-            return 2
-        return _main_dask(args, measures, rel_level)
     try:
         measures = trec_order(expand_measures(args.measure) if args.measure else list(DEFAULT_MEASURES))
+    except EvalSuiteError as exc:
+        print(f"evalsuite: error: {exc}", file=sys.stderr)
+        return 2
+    if args.engine == "dask" or args.scheduler:
+        return _main_dask(args, measures, rel_level)
+    try:
         # relstring.20 replaces all_trec's relstring (trec_eval keeps one, with the parameter given)
         relstring = max((m for m in measures if _relstring_length(m) is not None), key=lambda m: m != RELSTRING,
                         default=None)
@@ -320,21 +325,13 @@ def main(argv: list[str] | None = None) -> int:
     except EvalSuiteError as exc:
         print(f"evalsuite: error: {exc}", file=sys.stderr)
         return 2
-    for warning in report.warnings:
-        print(f"evalsuite: note: {warning}", file=sys.stderr)
-    if args.format == "table":
-        text = report.to_trec_eval(per_query=args.per_query)
-        if relstring is not None:  # trec_eval prints relstring per query only
-            strings = relstrings(qrels, run, report.query_ids, _relstring_length(relstring), args.max_docs) \
-                if args.per_query else {}
-            text = _with_relstrings(text, relstring if args.per_query else None, strings,
-                                    drop="num_ret" if only_relstring else None)
-        sys.stdout.write(text)
-    elif args.format == "csv":
-        _write_bytes(_format_csv(report, args.per_query))
-    else:
-        sys.stdout.write(report.to_json(indent=2) + "\n")
-    return 0
+    table = None
+    if args.format == "table" and relstring is not None:  # trec_eval prints relstring per query only
+        strings = relstrings(qrels, run, report.query_ids, _relstring_length(relstring), args.max_docs) \
+            if args.per_query else {}
+        table = _with_relstrings(report.to_trec_eval(per_query=args.per_query), relstring if args.per_query else None,
+                                 strings, drop="num_ret" if only_relstring else None)
+    return _write_report(report, args, table)
 
 
 def console() -> None:
