@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from pathlib import Path
 
 from .errors import EvalSuiteError
 
@@ -88,15 +87,14 @@ def build_judge(settings: dict, metrics, aspects, strictness, aspect_strictness,
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``evalsuite ragas``; returns the exit code."""
-    from .judges.command import _Progress, _settings, write_records
+    from .judges.command import _Progress, _settings, check_output, write_records
     from .ragas_judge import JUDGED_METRICS, coverage_of
     from .records import read_records
     from ._records_eval import evaluate_records
 
     args = build_parser().parse_args(argv)
     try:
-        if Path(args.output).suffix.lower() not in (".parquet", ".pq", ".jsonl", ".ndjson"):
-            raise EvalSuiteError("the output must end in .parquet or .jsonl", source=args.output, field="output")
+        check_output(args.output)
         settings = _settings(args)
         aspects = _aspects(args.aspect)
         metrics = settings.get("metrics") or [m for m in JUDGED_METRICS if m != "aspect_critique" or aspects]

@@ -147,6 +147,15 @@ class _Progress:
         self.stream.write("\n")
 
 
+OUTPUT_SUFFIXES = (".parquet", ".pq", ".jsonl", ".ndjson")
+
+
+def check_output(path: str | os.PathLike) -> None:
+    """Refuse, before any work, an output path whose extension :func:`write_records` cannot write."""
+    if Path(path).suffix.lower() not in OUTPUT_SUFFIXES:
+        raise EvalSuiteError("the output must end in .parquet or .jsonl", source=str(path), field="output")
+
+
 def write_records(records, path: str | os.PathLike) -> None:
     """Write records as Parquet (``.parquet``/``.pq``) or JSONL (``.jsonl``) that ``read_records`` reads back.
 
@@ -200,8 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..records import read_records
 
     try:
-        if Path(args.output).suffix.lower() not in (".parquet", ".pq", ".jsonl", ".ndjson"):
-            raise EvalSuiteError("the output must end in .parquet or .jsonl", source=args.output, field="output")
+        check_output(args.output)
         settings = _settings(args)
         records = read_records(args.records, system=args.system)
         judge = _build_judge(args.judge, settings)
