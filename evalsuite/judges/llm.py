@@ -586,22 +586,19 @@ class LLMJudge:
                                                      row.get("reference"), row.get("contexts"))
             planned: list[tuple[Prompt, dict, int, bool]] = []  # prompt, fields, expected output tokens, knowable
             wanted = set(self.judgements)
-            if answer and answer.strip() and wanted & {"answer_claims_supported", "answer_claims_in_reference"}:
-                planned.append((PROMPTS["answer_claims"], {"question": question, "text": answer}, len(answer) // 4 + 16, True))
-                if "answer_claims_supported" in wanted and contexts:
-                    planned.append((PROMPTS["answer_claims_supported"], {"premise": "\n\n".join(contexts), "claims": answer},
-                                    len(answer) // 40 * 3 + 12, False))
-                if "answer_claims_in_reference" in wanted and reference and reference.strip():
-                    planned.append((PROMPTS["answer_claims_in_reference"], {"premise": reference, "claims": answer},
-                                    len(answer) // 40 * 3 + 12, False))
-            if reference and reference.strip() and wanted & {"reference_claims_supported", "reference_claims_in_answer"}:
-                planned.append((PROMPTS["reference_claims"], {"question": question, "text": reference}, len(reference) // 4 + 16, True))
-                if "reference_claims_supported" in wanted and contexts:
-                    planned.append((PROMPTS["reference_claims_supported"], {"premise": "\n\n".join(contexts), "claims": reference},
-                                    len(reference) // 40 * 3 + 12, False))
-                if "reference_claims_in_answer" in wanted and answer and answer.strip():
-                    planned.append((PROMPTS["reference_claims_in_answer"], {"premise": answer, "claims": reference},
-                                    len(reference) // 40 * 3 + 12, False))
+            # The answer's claims and the reference's claims are planned alike: extract them, then
+            # check them against the contexts and against the other text.
+            for text, other, side, other_side in ((answer, reference, "answer", "reference"),
+                                                  (reference, answer, "reference", "answer")):
+                supported, in_other = f"{side}_claims_supported", f"{side}_claims_in_{other_side}"
+                if not (text and text.strip() and wanted & {supported, in_other}):
+                    continue
+                planned.append((PROMPTS[f"{side}_claims"], {"question": question, "text": text}, len(text) // 4 + 16, True))
+                if supported in wanted and contexts:
+                    planned.append((PROMPTS[supported], {"premise": "\n\n".join(contexts), "claims": text},
+                                    len(text) // 40 * 3 + 12, False))
+                if in_other in wanted and other and other.strip():
+                    planned.append((PROMPTS[in_other], {"premise": other, "claims": text}, len(text) // 40 * 3 + 12, False))
             for column, needs in (("context_useful", reference), ("context_relevant", row.get("question"))):
                 if column in wanted and contexts and needs and needs.strip():
                     for chunk in contexts:
