@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from ._validate import defuse_formula
+from .utils.checks import defuse_formula
 from .errors import EvalSuiteError
 
 from ._paired_stats import CI_METHODS, CORRECTIONS, TESTS, ZERO_METHODS

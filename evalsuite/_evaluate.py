@@ -13,13 +13,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ._keys import group_keys, strings_equal
+from .utils.keys import group_keys, strings_equal
 from ._registry import METRICS
 from .data import Qrels, Run
-from ._validate import ranks_from_counts
+from .utils.checks import ranks_from_counts
 from .errors import EvalSuiteError
 from .metric_names import MetricSpec, parse_metric
-from ._validate import check_rel_level
+from .utils.checks import check_rel_level
 from .ranking import CONVENTIONS, JudgedRanking, compute_metrics
 from .score import Score
 

@@ -263,13 +263,6 @@ def _shown_name(path_or_buffer) -> str | None:
     return os.path.basename(str(getattr(path_or_buffer, "name", "") or "<upload>"))
 
 
-def not_unicode_error(exc: UnicodeEncodeError, source: str | None) -> EvalSuiteError:
-    """The error for text holding a lone surrogate (JSON's \\ud800 escapes can produce one)."""
-    return EvalSuiteError("text that is not valid Unicode: a lone surrogate (JSON escapes such as \\ud800 can "
-                          "produce one); fix the id or text", source=source, field="text",
-                          value=exc.object[max(0, exc.start - 20): exc.end + 20])
-
-
 def decode_or_explain(data, name: str) -> str:
     try:
         return bytes(data).decode("utf-8")

@@ -279,9 +279,9 @@ def _ranking_per_record(table: pa.Table, k: int, rel_level: float) -> dict[str, 
     sort is cheap - and every match is confirmed on the strings. The metrics then come from the
     same kernel as :func:`evalsuite.evaluate`, so the conventions are identical.
     """
-    from ._keys import group_keys, string_keys
+    from .utils.keys import group_keys, string_keys
     from .metric_names import MetricSpec
-    from ._validate import group_positions
+    from .utils.checks import group_positions
     from .ranking import JudgedRanking, compute_metrics
 
     n = table.num_rows
@@ -420,7 +420,7 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
     >>> float(report.latency_table.loc[0, "p50"])  # (120 + 300) / 2
     210.0
     """
-    from ._validate import check_compat, check_cutoff, check_rel_level
+    from .utils.checks import check_compat, check_cutoff, check_rel_level
     from .ragas import ragas_convention
 
     check_compat(compat)

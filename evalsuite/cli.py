@@ -21,7 +21,7 @@ from ._registry import TREC_FAMILY_CUTOFFS, TREC_PRINT_ORDER
 from .errors import EvalSuiteError
 from ._evaluate import evaluate
 from .io import read_qrels, read_run
-from ._validate import safe_csv
+from .utils.checks import safe_csv
 
 _FAMILY_CUTOFFS = TREC_FAMILY_CUTOFFS
 # What trec_eval prints without -m (its "official" set), in its order.

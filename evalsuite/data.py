@@ -17,9 +17,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._keys import string_keys
-from ._parallel import parallel_map, workers
-from ._validate import ranks_from_counts
+from .utils.keys import string_keys
+from .utils.parallel import parallel_map, workers
+from .utils.checks import ranks_from_counts
 from .errors import EvalSuiteError
 
 if TYPE_CHECKING:  # pandas is imported where a data frame is made or read, not at import

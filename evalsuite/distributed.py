@@ -324,7 +324,7 @@ def _evaluate_partition(run: pd.DataFrame, qrels: pd.DataFrame, metric_names: li
     """Evaluate one partition (every query of it is whole here) with the single-machine evaluate()."""
     from .data import build_qrels, build_run
     from ._evaluate import evaluate, parse_metrics
-    from ._validate import check_rel_level
+    from .utils.checks import check_rel_level
 
     specs = parse_metrics(metric_names)
     rel = check_rel_level(rel_level)
@@ -521,7 +521,7 @@ def evaluate_dask(qrels, run, metrics: str | Sequence[str] | None = None, querie
 
     from ._evaluate import DEFAULT_METRICS, QUERY_POLICIES, parse_metrics
     from .data import _check_duplicates_policy
-    from ._validate import check_rel_level
+    from .utils.checks import check_rel_level
 
     specs = parse_metrics(DEFAULT_METRICS if metrics is None else metrics)
     metric_names = [s.name for s in specs]

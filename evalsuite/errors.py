@@ -5,10 +5,10 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-__all__ = ["EvalSuiteError", "ReaderStopped", "reading_errors"]
+__all__ = ["EvalSuiteError", "ReaderStopped", "reading_errors", "not_unicode_error", "shorten"]
 
 
-def _short(value: Any, limit: int = 80) -> str:
+def shorten(value: Any, limit: int = 80) -> str:
     """Return ``repr(value)`` cut to ``limit`` characters so a huge field cannot flood a message."""
     try:
         text = repr(value)
@@ -96,7 +96,7 @@ class EvalSuiteError(ValueError):
         if field is not None:
             parts.append(f"field '{field}'")
         if has_value or (has_value is None and value is not None):
-            parts.append(f"value {_short(value)}")
+            parts.append(f"value {shorten(value)}")
         prefix = ": ".join([", ".join(parts)]) if parts else ""
         super().__init__(f"{prefix}: {reason}" if prefix else reason)
 
@@ -130,6 +130,13 @@ class ReaderStopped(EvalSuiteError):
     def __init__(self, reason: str, *, how: str, source: str | None = None) -> None:
         super().__init__(reason, source=source)
         self.how = how
+
+
+def not_unicode_error(exc: UnicodeEncodeError, source: str | None) -> EvalSuiteError:
+    """The error for text holding a lone surrogate (JSON's \\ud800 escapes can produce one)."""
+    return EvalSuiteError("text that is not valid Unicode: a lone surrogate (JSON escapes such as \\ud800 can "
+                          "produce one); fix the id or text", source=source, field="text",
+                          value=exc.object[max(0, exc.start - 20): exc.end + 20])
 
 
 @contextlib.contextmanager

@@ -17,11 +17,8 @@ from .errors import EvalSuiteError, reading_errors
 from .limits import (
     ReadLimits, check_limits, check_rows,
 )
-from ._reading import (
-    check_input,
-    load_bytes,
-    detect_format, FORMATS, _Input, _load, not_unicode_error, PathOrBuffer, _shown_name,
-)
+from ._reading import check_input, load_bytes, detect_format, FORMATS, _Input, _load, PathOrBuffer, _shown_name
+from .errors import not_unicode_error
 from ._read_ranked import (
     _Parsed, _PARSERS,
 )

@@ -156,9 +156,9 @@ def error_fields(exc: EvalSuiteError) -> dict:
     """An EvalSuiteError as JSON-safe fields (the value as written when it is not JSON-safe)."""
     value = exc.value
     if not (value is None or isinstance(value, (str, bool, float)) or (isinstance(value, int) and abs(value) < 2**63)):
-        from .errors import _short
+        from .errors import shorten
 
-        value = _short(value, 200)
+        value = shorten(value, 200)
     elif isinstance(value, str) and len(value) > 200:
         value = value[:200]
     return {"message": str(exc), "reason": exc.reason, "source": exc.source, "line": exc.line, "field": exc.field,

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import EvalSuiteError
-from ._validate import check_compat, group_positions
+from .utils.checks import check_compat, group_positions
 from .score import Score
 
 __all__ = [

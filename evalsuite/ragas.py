@@ -33,7 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .errors import EvalSuiteError
-from ._validate import check_compat
+from .utils.checks import check_compat
 from .rag import _Lists, _params, as_judgement_lists, as_unit_interval, context_precision_values
 from .score import Score
 

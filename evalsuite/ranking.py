@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._registry import METRICS
-from ._validate import check_cutoff, check_rel_level, group_positions, ranks_from_counts
+from .utils.checks import check_cutoff, check_rel_level, group_positions, ranks_from_counts
 from .errors import EvalSuiteError
 from .metric_names import MetricSpec
 from .score import Score

@@ -26,10 +26,10 @@ import pyarrow.compute as pc
 from .errors import EvalSuiteError, reading_errors
 from ._lines import nonblank_lines
 from ._reading import (
-    check_input,
-    PathOrBuffer, _load, _shown_name, json_load, jsonl_rows, jsonl_table, not_unicode_error, open_parquet,
+    check_input, PathOrBuffer, _load, _shown_name, json_load, jsonl_rows, jsonl_table, open_parquet,
     read_parquet_table, repeated_name, unique_keys,
 )
+from .errors import not_unicode_error
 from .limits import ReadLimits, check_columns, check_limits, check_rows
 from .rag import (
     FAILURE_STAGES,
@@ -901,7 +901,7 @@ def _finish_records(arrays: dict, n_rows: int, source: str, line_of, warnings: l
 
 def _row_with_repeated_item(lists: pa.Array) -> int | None:
     """First row whose list holds the same string twice (hash keys, confirmed on the strings)."""
-    from ._keys import group_keys, string_keys
+    from .utils.keys import group_keys, string_keys
 
     flat = pc.list_flatten(lists)
     if len(flat) < 2:

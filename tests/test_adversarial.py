@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 import evalsuite as es
-from evalsuite._keys import string_keys
+from evalsuite.utils.keys import string_keys
 
 
 def _error(fn, *args, **kwargs) -> es.EvalSuiteError:

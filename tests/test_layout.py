@@ -47,8 +47,8 @@ def test_public_functions_do_not_shadow_modules():
 # job has its own test module.
 TESTED_ELSEWHERE = {
     "evalsuite.__main__": "test_cli.py", "evalsuite._reader_worker": "test_isolation.py",
-    "evalsuite._lines": "test_adversarial.py", "evalsuite._keys": "test_adversarial.py",
-    "evalsuite._parallel": "test_io.py", "evalsuite._validate": "test_display.py",
+    "evalsuite._lines": "test_adversarial.py", "evalsuite.utils.keys": "test_adversarial.py",
+    "evalsuite.utils.parallel": "test_io.py", "evalsuite.utils.checks": "test_display.py",
     "evalsuite._reading": "test_io.py", "evalsuite._read_ranked": "test_io.py",
     "evalsuite._records_eval": "test_records.py", "evalsuite._paired_stats": "test_compare.py",
     "evalsuite._comparison_report": "test_compare.py", "evalsuite._evaluate": "test_conventions.py",

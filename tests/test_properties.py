@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalsuite as es
-from evalsuite._keys import string_keys
+from evalsuite.utils.keys import string_keys
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow.compute as pc
 
 from ..data import Qrels, Run
-from .._validate import FORMULA_PREFIXES, safe_csv
+from ..utils.checks import FORMULA_PREFIXES, safe_csv
 from ..errors import EvalSuiteError
 from .._evaluate import EvaluationReport
 

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._parallel import parallel_map
+from .parallel import parallel_map
 
 _U64 = np.uint64
 _GOLDEN = _U64(0x9E3779B97F4A7C15)

@@ -14,7 +14,7 @@ import numbers
 
 import numpy as np
 
-from .errors import EvalSuiteError
+from ..errors import EvalSuiteError
 
 __all__ = ["FORMULA_PREFIXES", "defuse_formula", "safe_csv", "ranks_from_counts", "group_positions", "check_cutoff",
            "check_rel_level", "check_compat"]
