@@ -36,22 +36,23 @@ __version__ = "0.1.0"
 _PUBLIC: dict[str, tuple[str, ...]] = {
     ".errors": ("EvalSuiteError", "ReaderStopped"),
     ".limits": ("ReadLimits",),
-    "._registry": ("METRICS", "Metric"),
-    ".metric_names": ("metric_info", "parse_metric"),
+    ".metrics.registry": ("METRICS", "Metric"),
+    ".metrics.names": ("metric_info", "parse_metric"),
     ".score": ("Score",),
     ".data": ("Run", "Qrels"),
     ".io": ("read_run", "read_qrels", "detect_format", "FORMATS"),
     "._evaluate": ("evaluate", "EvaluationReport", "DEFAULT_METRICS"),
-    ".ranking": ("precision_at_k", "recall_at_k", "hit_rate_at_k", "mrr",
-                 "mean_average_precision_at_k", "ndcg_at_k"),
-    ".rag": ("context_precision", "context_recall", "context_relevance", "faithfulness",
-             "answer_correctness", "citation_recall", "citation_precision", "latency_summary",
-             "task_success_rate", "failure_attribution", "FAILURE_STAGES"),
+    ".metrics.ranking": ("precision_at_k", "recall_at_k", "hit_rate_at_k", "mrr",
+                         "mean_average_precision_at_k", "ndcg_at_k"),
+    ".metrics.context": ("context_precision", "context_recall", "context_relevance", "context_entity_recall",
+                         "context_utilization", "context_relevancy"),
+    ".metrics.answer": ("faithfulness", "answer_correctness", "answer_relevancy", "answer_similarity",
+                        "factual_correctness", "aspect_critique"),
+    ".metrics.citation": ("citation_recall", "citation_precision"),
+    ".metrics.operational": ("latency_summary", "task_success_rate", "failure_attribution", "FAILURE_STAGES"),
     ".records": ("Records", "detect_records_format", "read_records", "concat_records"),
     "._records_eval": ("RecordsReport", "evaluate_records"),
     "._compare": ("compare", "compare_per_query", "compare_records", "ComparisonReport"),
-    ".ragas": ("answer_relevancy", "answer_similarity", "factual_correctness", "context_entity_recall",
-               "context_utilization", "context_relevancy", "aspect_critique"),
     ".attribution": ("attribute_failures", "with_attributed_failures", "ATTRIBUTION_RULES"),
 }
 _MODULE_OF = {name: module for module, names in _PUBLIC.items() for name in names}
@@ -76,19 +77,20 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names load
     from ._compare import ComparisonReport, compare, compare_per_query, compare_records
     from ._evaluate import DEFAULT_METRICS, EvaluationReport, evaluate
     from ._records_eval import RecordsReport, evaluate_records
-    from ._registry import METRICS, Metric
+    from .metrics.registry import METRICS
+    from .metrics.entry import Metric
     from .attribution import ATTRIBUTION_RULES, attribute_failures, with_attributed_failures
     from .data import Qrels, Run
     from .errors import EvalSuiteError, ReaderStopped
     from .io import FORMATS, detect_format, read_qrels, read_run
     from .limits import ReadLimits
-    from .metric_names import metric_info, parse_metric
-    from .rag import (FAILURE_STAGES, answer_correctness, citation_precision, citation_recall,
-                      context_precision, context_recall, context_relevance, failure_attribution,
-                      faithfulness, latency_summary, task_success_rate)
-    from .ragas import (answer_relevancy, answer_similarity, aspect_critique, context_entity_recall,
-                        context_relevancy, context_utilization, factual_correctness)
-    from .ranking import (hit_rate_at_k, mean_average_precision_at_k, mrr, ndcg_at_k,
-                          precision_at_k, recall_at_k)
+    from .metrics.names import metric_info, parse_metric
+    from .metrics.operational import FAILURE_STAGES, failure_attribution, latency_summary, task_success_rate
+    from .metrics.answer import answer_correctness, faithfulness
+    from .metrics.citation import citation_precision, citation_recall
+    from .metrics.context import context_precision, context_recall, context_relevance
+    from .metrics.answer import answer_relevancy, answer_similarity, aspect_critique, factual_correctness
+    from .metrics.context import context_entity_recall, context_relevancy, context_utilization
+    from .metrics.ranking import hit_rate_at_k, mean_average_precision_at_k, mrr, ndcg_at_k, precision_at_k, recall_at_k
     from .records import Records, concat_records, detect_records_format, read_records
     from .score import Score

@@ -54,7 +54,7 @@ def higher_is_better(metric: str) -> bool:
 
     if name in LOWER_IS_BETTER:
         return False
-    from .metric_names import metric_info
+    from .metrics.names import metric_info
 
     try:
         return bool(metric_info(name).higher_is_better)

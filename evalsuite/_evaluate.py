@@ -14,13 +14,13 @@ import pandas as pd
 import pyarrow as pa
 
 from .utils.keys import group_keys, strings_equal
-from ._registry import METRICS
+from .metrics.registry import METRICS
 from .data import Qrels, Run
 from .utils.checks import ranks_from_counts
 from .errors import EvalSuiteError
-from .metric_names import MetricSpec, parse_metric
+from .metrics.names import MetricSpec, parse_metric
 from .utils.checks import check_rel_level
-from .ranking import CONVENTIONS, JudgedRanking, compute_metrics
+from .metrics.ranking_kernel import CONVENTIONS, JudgedRanking, compute_metrics
 from .score import Score
 
 __all__ = ["evaluate", "EvaluationReport", "DEFAULT_METRICS"]

@@ -18,18 +18,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._registry import METRICS
+from .metrics.registry import METRICS
 from .errors import EvalSuiteError
-from .rag import (
-    FAILURE_STAGES,
-    LATENCY_STATISTICS,
-    _Lists,
-    answer_correctness_values,
-    context_precision_values,
-    failure_attribution,
-    latency_summary,
-    task_success_rate,
+from .metrics.operational import (
+    FAILURE_STAGES, LATENCY_STATISTICS, failure_attribution, latency_summary, task_success_rate,
 )
+from .metrics.answer import answer_correctness_values, answer_relevancy, aspect_critique
+from .metrics.context import context_entity_recall, context_precision_values
+from .metrics.judgement_lists import CRITIQUE_PREFIX, JudgementLists
 from .records import GIVEN_METRICS, GIVEN_ONLY_METRICS, LOWER_IS_BETTER, Records, _JUDGEMENT_METRICS, _LATENCY_FIELD
 from .score import Score
 
@@ -158,11 +154,11 @@ def _per_record_metrics(table: pa.Table, compat: str | None, k: int, rel_level: 
     if has("context_useful"):
         out["context_precision"], _ = context_precision_values(lists("context_useful"), compat)
     if has("reference_claims_supported"):
-        out["context_recall"] = _Lists(lists("reference_claims_supported")).share()
+        out["context_recall"] = JudgementLists(lists("reference_claims_supported")).share()
     if has("context_relevant"):
-        out["context_relevance"] = _Lists(lists("context_relevant")).share()
+        out["context_relevance"] = JudgementLists(lists("context_relevant")).share()
     if has("answer_claims_supported"):
-        out["faithfulness"] = _Lists(lists("answer_claims_supported")).share()
+        out["faithfulness"] = JudgementLists(lists("answer_claims_supported")).share()
     if has("answer_claims_in_reference") and has("reference_claims_in_answer"):
         similarity = None
         if has("answer_similarity"):
@@ -172,14 +168,13 @@ def _per_record_metrics(table: pa.Table, compat: str | None, k: int, rel_level: 
     elif has("answer_claims_in_reference") or has("reference_claims_in_answer"):
         warnings.append("answer_correctness needs both answer_claims_in_reference and reference_claims_in_answer")
     if has("statements_cited_supported"):
-        out["citation_recall"] = _Lists(lists("statements_cited_supported")).share()
+        out["citation_recall"] = JudgementLists(lists("statements_cited_supported")).share()
     if has("citations_relevant"):
-        out["citation_precision"] = _Lists(lists("citations_relevant")).share()
+        out["citation_precision"] = JudgementLists(lists("citations_relevant")).share()
     if has("success"):
         out["success"] = table.column("success").combine_chunks().cast(pa.float64()).to_numpy(zero_copy_only=False)
     if has("context_ids") and has("relevant_ids"):
         out.update(_ranking_per_record(table, k, rel_level))
-    from .ragas import per_record_values  # the rest of the RAGAS family (evalsuite/ragas.py)
 
     out.update(per_record_values(table, compat))
     _choose_sources(table, out, warnings, given, sources)
@@ -280,9 +275,9 @@ def _ranking_per_record(table: pa.Table, k: int, rel_level: float) -> dict[str, 
     same kernel as :func:`evalsuite.evaluate`, so the conventions are identical.
     """
     from .utils.keys import group_keys, string_keys
-    from .metric_names import MetricSpec
+    from .metrics.names import MetricSpec
     from .utils.checks import group_positions
-    from .ranking import JudgedRanking, compute_metrics
+    from .metrics.ranking_kernel import JudgedRanking, compute_metrics
 
     n = table.num_rows
     retrieved = table.column("context_ids").combine_chunks()
@@ -338,7 +333,8 @@ def _ranking_per_record(table: pa.Table, k: int, rel_level: float) -> dict[str, 
 
 def _ranking_per_record_exact(table, k, rel_level, has_both, out, specs) -> dict[str, np.ndarray]:
     """The list API on each record with both lists: the exact path after a hash collision."""
-    from .ranking import compute_metrics, judged_ranking_from_lists
+    from .metrics.ranking_kernel import compute_metrics
+    from .metrics.ranking import judged_ranking_from_lists
 
     rows = np.flatnonzero(has_both)
     retrieved = table.column("context_ids").combine_chunks().take(pa.array(rows)).to_pylist()
@@ -421,7 +417,6 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
     210.0
     """
     from .utils.checks import check_compat, check_cutoff, check_rel_level
-    from .ragas import ragas_convention
 
     check_compat(compat)
     k = check_cutoff(k, allow_none=False)
@@ -498,3 +493,65 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
         conventions=dict(CONVENTIONS),
         warnings=warnings,
     )
+
+
+def ragas_convention(metric: str) -> str | None:
+    """The registry's conventions of a metric of the RAGAS family (``critique_<name>``: aspect critique's)."""
+    if metric.startswith(CRITIQUE_PREFIX):
+        metric = "aspect_critique"
+    entry = METRICS.get(metric)
+    return None if entry is None else entry.convention
+
+
+def per_record_values(table, compat: str | None = None) -> dict[str, np.ndarray]:
+    """Per-record values of the rest of the RAGAS family (answer relevancy, answer similarity, context
+    entity recall, context utilization, context relevancy, aspect critiques) from the judgement
+    columns a table holds.
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+        Records' table (:attr:`evalsuite.Records.table`).
+    compat : None or "ragas"
+
+    Returns
+    -------
+    dict of metric -> float array (NaN: undefined); ``critique_<name>`` per aspect.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> t = pa.table({"question_similarities": [[1.0, 0.5], None], "critique_polite": [[True], [False]]})
+    >>> {k: v.tolist() for k, v in per_record_values(t).items()}
+    {'answer_relevancy': [0.75, nan], 'critique_polite': [1.0, 0.0]}
+    """
+    n = table.num_rows
+    names = set(table.column_names)
+
+    def has(name):
+        return name in names and table.column(name).null_count < n
+
+    def col(name):
+        return table.column(name).combine_chunks()
+
+    out: dict[str, np.ndarray] = {}
+    if has("question_similarities"):
+        flags = col("answer_noncommittal").to_pylist() if has("answer_noncommittal") else None
+        out["answer_relevancy"] = np.asarray(
+            answer_relevancy(col("question_similarities").to_pylist(), flags, compat=compat).per_query, float)
+    if has("answer_similarity"):
+        out["answer_similarity"] = col("answer_similarity").cast("float64").to_numpy(zero_copy_only=False)
+    if has("reference_entities_in_contexts"):
+        out["context_entity_recall"] = JudgementLists(col("reference_entities_in_contexts")).share()
+    elif has("reference_entities") and has("context_entities"):
+        out["context_entity_recall"] = np.asarray(context_entity_recall(
+            reference_entities=col("reference_entities").to_pylist(),
+            context_entities=col("context_entities").to_pylist(), compat=compat).per_query, float)
+    if has("context_useful_for_answer"):
+        out["context_utilization"], _ = context_precision_values(col("context_useful_for_answer"), compat)
+    if has("context_sentences_relevant"):
+        out["context_relevancy"] = JudgementLists(col("context_sentences_relevant")).share()
+    for name in sorted(names):
+        if name.startswith(CRITIQUE_PREFIX) and has(name):
+            out[name] = np.asarray(aspect_critique(col(name)).per_query, float)
+    return out

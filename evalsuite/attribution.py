@@ -38,7 +38,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import EvalSuiteError
-from .rag import FAILURE_STAGES, _Lists
+from .metrics.operational import FAILURE_STAGES
+from .metrics.judgement_lists import JudgementLists
 from .records import Records
 
 __all__ = ["attribute_failures", "with_attributed_failures", "ATTRIBUTION_RULES", "ORCHESTRATION_ERROR"]
@@ -66,7 +67,7 @@ def _shares(table: pa.Table, name: str, n: int):
     """(share of True, judged count, True count) per row of a judgement list column; NaN/0 if absent."""
     if name not in table.column_names:
         return np.full(n, np.nan), np.zeros(n), np.zeros(n)
-    lists = _Lists(table.column(name).combine_chunks())
+    lists = JudgementLists(table.column(name).combine_chunks())
     return lists.share(), lists.judged, lists.total
 
 

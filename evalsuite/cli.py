@@ -17,7 +17,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-from ._registry import TREC_FAMILY_CUTOFFS, TREC_PRINT_ORDER
+from .metrics.registry import TREC_FAMILY_CUTOFFS, TREC_PRINT_ORDER
 from .errors import EvalSuiteError
 from ._evaluate import evaluate
 from .io import read_qrels, read_run

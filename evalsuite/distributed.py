@@ -304,7 +304,7 @@ def _arrow_ids(series: pd.Series) -> pa.Array:
 
 def _defaulted_values(qrels, specs, rel: float, queries_: list[str]) -> dict[str, np.ndarray]:
     """Per-query values of qrels queries that have no run rows at all (the kernel, with no rows)."""
-    from .ranking import JudgedRanking, compute_metrics
+    from .metrics.ranking_kernel import JudgedRanking, compute_metrics
 
     index = pd.Index(queries_)
     row_query = index.get_indexer(pd.Index(np.repeat(qrels.query_ids, qrels.counts)))

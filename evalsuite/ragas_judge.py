@@ -26,7 +26,8 @@ import pyarrow as pa
 from .errors import EvalSuiteError
 from .judges._base import JudgedRecords, JudgeStats, Provenance, write_columns
 from .judges.prompts import Prompt
-from .ragas import CRITIQUE_PREFIX, RAGAS_FIELDS, entities_found
+from .metrics.judgement_lists import CRITIQUE_PREFIX, RAGAS_FIELDS
+from .metrics.context import entities_found
 
 __all__ = ["RagasJudge", "score_texts", "RAGAS_PROMPTS", "METRIC_NEEDS", "JUDGED_METRICS", "coverage_of", "split_sentences",
            "critique_column", "RagasEstimate"]
@@ -361,6 +362,11 @@ class RagasJudge:
 
     # -- the run --------------------------------------------------------------------------------
 
+    def score_texts(self, metric: str, texts, **options):
+        """A metric of the RAGAS family from raw texts, judged by this judge: :func:`score_texts`
+        (what ``es.answer_relevancy(texts=..., judge=...)`` and the other list functions call)."""
+        return score_texts(metric, texts, self, **options)
+
     def judge(self, records, *, progress: Callable[[int, int, JudgeStats], None] | None = None) -> JudgedRecords:
         """``records`` with the judgement columns of the chosen metrics and ``judge_provenance``.
 
@@ -670,20 +676,20 @@ def score_texts(metric: str, texts, judge: RagasJudge, **options):
     >>> score_texts("context_relevancy", [{"question": "Who?", "contexts": []}], judge)  # no sentence: undefined
     Score(context_relevancy=nan, n=1, coverage=0.000)
     """
-    import evalsuite as es
-    from . import ragas
+    from .metrics import answer, context
+    from .records import Records
 
     if not isinstance(judge, RagasJudge):
         raise EvalSuiteError("judge must be a RagasJudge (evalsuite.ragas_judge)", field="judge",
                              value=type(judge).__name__)
     if metric not in _ARGUMENTS and metric != "aspect_critique":
         raise EvalSuiteError("no list function of this name judges texts", field="metric", value=metric)
-    if isinstance(texts, es.Records):
+    if isinstance(texts, Records):
         records = texts
     else:
         if isinstance(texts, (str, bytes)) or not all(isinstance(t, dict) for t in texts):
             raise EvalSuiteError("texts must be Records or one dict per request", field="texts")
-        records = es.Records.from_rows([{"query_id": str(i + 1), **t} for i, t in enumerate(texts)])
+        records = Records.from_rows([{"query_id": str(i + 1), **t} for i, t in enumerate(texts)])
     aspects = judge.aspects
     if metric == "aspect_critique":
         name = options.get("name") or (next(iter(aspects)) if len(aspects) == 1 else None)
@@ -698,6 +704,7 @@ def score_texts(metric: str, texts, judge: RagasJudge, **options):
     table = judged.records.table
     columns = [critique_column(options["name"])] if metric == "aspect_critique" else _ARGUMENTS[metric]
     arguments = [table.column(c).to_pylist() if c in table.column_names else None for c in columns]
-    score = getattr(ragas, metric)(*arguments, **options)
+    function = getattr(answer, metric, None) or getattr(context, metric)  # the metric's list function
+    score = function(*arguments, **options)
     score.params["judged"] = judged.stats.as_dict()
     return score

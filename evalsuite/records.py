@@ -31,10 +31,8 @@ from ._reading import (
 )
 from .errors import not_unicode_error
 from .limits import ReadLimits, check_columns, check_limits, check_rows
-from .rag import (
-    FAILURE_STAGES,
-)
-from .ragas import CRITIQUE_PREFIX, RAGAS_FIELDS
+from .metrics.operational import FAILURE_STAGES
+from .metrics.judgement_lists import CRITIQUE_PREFIX, RAGAS_FIELDS
 
 __all__ = ["Records", "read_records", "concat_records", "detect_records_format", "ALIASES", "FIELDS", "deepeval_rows"]
 

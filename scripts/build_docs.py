@@ -16,7 +16,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from evalsuite._registry import GENERAL_CONVENTIONS, KINDS, METRICS  # noqa: E402
+from evalsuite.metrics.registry import GENERAL_CONVENTIONS, KINDS, METRICS  # noqa: E402
 
 KIND_TITLES = {"ranking": "Ranking metrics (runs against qrels)", "context": "Context metrics (RAG retrieval)",
                "answer": "Answer metrics (RAG generation)", "operational": "Operational metrics"}

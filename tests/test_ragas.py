@@ -10,7 +10,8 @@ import pytest
 
 import evalsuite as es
 from evalsuite.errors import EvalSuiteError
-from evalsuite.ragas import answer_correctness_fbeta, entities_found, fbeta_values, normalize_entity
+from evalsuite.metrics.answer import answer_correctness_fbeta, fbeta_values
+from evalsuite.metrics.context import entities_found, normalize_entity
 
 
 def _pq(score):

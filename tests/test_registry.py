@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import evalsuite as es
-from evalsuite._registry import KINDS, METRICS
-from evalsuite.metric_names import metric_info
+from evalsuite.metrics.registry import KINDS, METRICS
+from evalsuite.metrics.names import metric_info
 
 REPO = Path(__file__).resolve().parents[1]
 ENTRIES = list(METRICS.values())

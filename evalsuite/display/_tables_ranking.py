@@ -134,7 +134,7 @@ def metric_name(base: str, k: int | None) -> str:
     """ranx-style metric name: ``base@k``, or ``base`` alone for the whole ranked list (``k`` None,
     trec_eval's ``map``, ``ndcg``, ``recip_rank``) and for a metric that takes no cutoff
     (``bpref``, ``r_precision``: ``k`` is ignored)."""
-    from .._registry import METRICS
+    from ..metrics.registry import METRICS
 
     entry = METRICS.get(base)
     if entry is not None and entry.kind == "ranking" and not entry.cutoff:

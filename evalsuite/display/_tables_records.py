@@ -202,7 +202,7 @@ def rate_by_latency_bin(frame: pd.DataFrame, metric: str, latency: str = "latenc
     EvalSuiteError
         ``bins`` < 1, a column is missing, or ``metric`` holds a value other than 0, 1 or NaN.
     """
-    from ..rag import task_success_rate
+    from ..metrics.operational import task_success_rate
 
     if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
         raise EvalSuiteError("bins must be a positive integer", field="bins", value=bins)
@@ -360,7 +360,7 @@ def latency_percentiles(per_query: pd.DataFrame, columns: dict, successful_only:
        n   mean    p50
     0  2  150.0  150.0
     """
-    from ..rag import LATENCY_STATISTICS, latency_summary
+    from ..metrics.operational import LATENCY_STATISTICS, latency_summary
 
     frame = per_query
     if successful_only:

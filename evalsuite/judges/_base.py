@@ -225,7 +225,7 @@ def _RECORD_FIELDS():
 
 
 def _stages():
-    from ..rag import FAILURE_STAGES
+    from ..metrics.operational import FAILURE_STAGES
 
     return FAILURE_STAGES
 

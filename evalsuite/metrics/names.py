@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ._registry import METRICS, Metric
-from .errors import EvalSuiteError
+from ..errors import EvalSuiteError
+from .entry import Metric
+from .registry import METRICS
 
 __all__ = ["MetricSpec", "parse_metric", "metric_info", "RANKING_METRICS"]
 
