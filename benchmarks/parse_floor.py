@@ -109,9 +109,9 @@ def polars_reader(to_arrow: bool):
 
 
 def evalsuite_parse(path: str, delimiter: str):
-    from evalsuite._read_ranked import _parse_trec
-    from evalsuite._reading import _load
-    from evalsuite.limits import check_limits
+    from evalsuite.io._read_ranked import _parse_trec
+    from evalsuite.io._reading import _load
+    from evalsuite.io.limits import check_limits
 
     inp = _load(path)
     parsed = _parse_trec(inp, "run", check_limits(None))

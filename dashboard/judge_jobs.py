@@ -177,7 +177,7 @@ def _merge(records, judged, rows):
 
 def _run(job: JudgeJob, records) -> None:
     """The thread's body: judge, merge, serialise; never touches Streamlit."""
-    from evalsuite.judges.command import write_records
+    from evalsuite.io.record_files import write_records
 
     def progress(done, total, stats):
         job.done, job.total = done, total

@@ -39,7 +39,9 @@ import streamlit as st
 
 import evalsuite as es
 from evalsuite._compare import compare as _compare, compare_per_query as _compare_per_query
-from evalsuite.isolation import DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_S, DEFAULT_WORKERS, ReaderPool, set_default_pool
+from evalsuite.io.isolation import (
+    DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_S, DEFAULT_WORKERS, ReaderPool, set_default_pool,
+)
 
 from .constants import SAMPLE_DOCS, SAMPLE_FILES
 

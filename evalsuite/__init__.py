@@ -35,12 +35,12 @@ __version__ = "0.1.0"
 # first use (``__getattr__`` below), so importing the package stays cheap.
 _PUBLIC: dict[str, tuple[str, ...]] = {
     ".errors": ("EvalSuiteError", "ReaderStopped"),
-    ".limits": ("ReadLimits",),
+    ".io.limits": ("ReadLimits",),
     ".metrics.registry": ("METRICS", "Metric"),
     ".metrics.names": ("metric_info", "parse_metric"),
     ".score": ("Score",),
-    ".data": ("Run", "Qrels"),
-    ".io": ("read_run", "read_qrels", "detect_format", "FORMATS"),
+    ".io.run_qrels": ("Run", "Qrels"),
+    ".io.run_files": ("read_run", "read_qrels", "detect_format", "FORMATS"),
     "._evaluate": ("evaluate", "EvaluationReport", "DEFAULT_METRICS"),
     ".metrics.ranking": ("precision_at_k", "recall_at_k", "hit_rate_at_k", "mrr",
                          "mean_average_precision_at_k", "ndcg_at_k"),
@@ -50,10 +50,11 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
                         "factual_correctness", "aspect_critique"),
     ".metrics.citation": ("citation_recall", "citation_precision"),
     ".metrics.operational": ("latency_summary", "task_success_rate", "failure_attribution", "FAILURE_STAGES"),
-    ".records": ("Records", "detect_records_format", "read_records", "concat_records"),
-    "._records_eval": ("RecordsReport", "evaluate_records"),
+    ".records.table": ("Records", "concat_records"),
+    ".io.record_files": ("detect_records_format", "read_records"),
+    ".records.evaluation": ("RecordsReport", "evaluate_records"),
     "._compare": ("compare", "compare_per_query", "compare_records", "ComparisonReport"),
-    ".attribution": ("attribute_failures", "with_attributed_failures", "ATTRIBUTION_RULES"),
+    ".records.attribution": ("attribute_failures", "with_attributed_failures", "ATTRIBUTION_RULES"),
 }
 _MODULE_OF = {name: module for module, names in _PUBLIC.items() for name in names}
 
@@ -76,14 +77,14 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names load lazily
     from ._compare import ComparisonReport, compare, compare_per_query, compare_records
     from ._evaluate import DEFAULT_METRICS, EvaluationReport, evaluate
-    from ._records_eval import RecordsReport, evaluate_records
+    from .records.evaluation import RecordsReport, evaluate_records
     from .metrics.registry import METRICS
     from .metrics.entry import Metric
-    from .attribution import ATTRIBUTION_RULES, attribute_failures, with_attributed_failures
-    from .data import Qrels, Run
+    from .records.attribution import ATTRIBUTION_RULES, attribute_failures, with_attributed_failures
+    from .io.run_qrels import Qrels, Run
     from .errors import EvalSuiteError, ReaderStopped
-    from .io import FORMATS, detect_format, read_qrels, read_run
-    from .limits import ReadLimits
+    from .io.run_files import FORMATS, detect_format, read_qrels, read_run
+    from .io.limits import ReadLimits
     from .metrics.names import metric_info, parse_metric
     from .metrics.operational import FAILURE_STAGES, failure_attribution, latency_summary, task_success_rate
     from .metrics.answer import answer_correctness, faithfulness
@@ -92,5 +93,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names load
     from .metrics.answer import answer_relevancy, answer_similarity, aspect_critique, factual_correctness
     from .metrics.context import context_entity_recall, context_relevancy, context_utilization
     from .metrics.ranking import hit_rate_at_k, mean_average_precision_at_k, mrr, ndcg_at_k, precision_at_k, recall_at_k
-    from .records import Records, concat_records, detect_records_format, read_records
+    from .records.table import Records, concat_records
+    from .io.record_files import detect_records_format, read_records
     from .score import Score

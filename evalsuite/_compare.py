@@ -510,7 +510,7 @@ def compare_records(report, metrics: str | Sequence[str] | None = None, systems:
     >>> float(row["mean_baseline"]), float(row["mean_system"]), float(row["p_value"])
     (0.5, 0.875, 0.25)
     """
-    from ._records_eval import RecordsReport
+    from .records.evaluation import RecordsReport
 
     if not isinstance(report, RecordsReport):
         raise EvalSuiteError("expected a RecordsReport (from evalsuite.evaluate_records)", field="report",

@@ -80,8 +80,8 @@ def _report(args):
                    n_resamples=args.n_resamples)
     measures = expand_measures(args.measure) if args.measure else None
     if args.records:
-        from ._records_eval import evaluate_records
-        from .records import read_records
+        from .records.evaluation import evaluate_records
+        from .io.record_files import read_records
 
         records = evaluate_records(read_records(args.qrels))
         systems = [args.baseline, *args.runs]

@@ -50,7 +50,7 @@ def higher_is_better(metric: str) -> bool:
     name = str(metric)
     if name.startswith(("latency", "ttft")):
         return False
-    from .records import LOWER_IS_BETTER  # scores other tools define as lower is better (hallucination)
+    from .records.schema import LOWER_IS_BETTER  # scores other tools define as lower is better (hallucination)
 
     if name in LOWER_IS_BETTER:
         return False

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from .utils.keys import group_keys, strings_equal
 from .metrics.registry import METRICS
-from .data import Qrels, Run
+from .io.run_qrels import Qrels, Run
 from .utils.checks import ranks_from_counts
 from .errors import EvalSuiteError
 from .metrics.names import MetricSpec, parse_metric
@@ -158,7 +158,7 @@ def _as_ranked(value, cls, what: str, value_name: str):
     if isinstance(value, cls):
         return value
     if isinstance(value, (str, os.PathLike)):
-        from .io import read_qrels, read_run
+        from .io.run_files import read_qrels, read_run
 
         return (read_run if cls is Run else read_qrels)(value)
     if isinstance(value, Mapping):

@@ -20,7 +20,7 @@ import pandas as pd
 from .metrics.registry import TREC_FAMILY_CUTOFFS, TREC_PRINT_ORDER
 from .errors import EvalSuiteError
 from ._evaluate import evaluate
-from .io import read_qrels, read_run
+from .io.run_files import read_qrels, read_run
 from .utils.checks import safe_csv
 
 _FAMILY_CUTOFFS = TREC_FAMILY_CUTOFFS

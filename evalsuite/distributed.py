@@ -138,7 +138,7 @@ def _after_newline(handle, pos: int, size: int) -> int:
 def _pieces(paths: list[str], block_bytes: int) -> list:
     """Input partitions: a file, or (path, start, end) byte blocks, cut at line breaks, of an
     uncompressed TREC file larger than ``block_bytes`` (gzip and the column formats are read whole)."""
-    from ._reading import detect_format
+    from .io.run_files import detect_format
 
     out: list = []
     for path in paths:
@@ -183,34 +183,28 @@ def _parse_shard(piece, kind: str, limits):
 
 
 def _parse_piece(piece, kind: str, limits):
-    from .data import _Locator, _check_finite, _check_ids
-    from .io import _check_format, _parse
-    from .limits import check_limits
-    from ._reading import _load
+    from .io.columns import Locator, check_finite, check_ids
+    from .io.run_files import read_columns
 
     name = _piece_name(piece)
     with reading_errors(name):
         if isinstance(piece, str):
-            inp = _load(piece, None, limits)
-            fmt = _check_format(None, inp)
+            parsed, name = read_columns(piece, kind, limits)
         else:
             with open(piece[0], "rb") as handle:
                 handle.seek(piece[1])
-                inp = _load(handle.read(piece[2] - piece[1]), name, limits)
-            fmt = "trec"
-        parsed = _parse(inp, fmt, kind, check_limits(limits))
-        inp.release()
-        name = inp.name
+                block = handle.read(piece[2] - piece[1])
+            parsed, name = read_columns(block, kind, limits, name=name, format="trec")
         if parsed.n_rows == 0:
             what = "run lines" if kind == "run" else "judgements"
             raise EvalSuiteError(f"no {what} found (the file is empty or holds only comments)", source=name)
-        where = _Locator(name, parsed.line_of, parsed.line_label)
-        _check_ids(parsed.query_ids, "query_id", where)
-        _check_ids(parsed.doc_ids, "doc_id", where)
+        where = Locator(name, parsed.line_of, parsed.line_label)
+        check_ids(parsed.query_ids, "query_id", where)
+        check_ids(parsed.doc_ids, "doc_id", where)
         if parsed.values is not None:
-            _check_finite(parsed.values, "score" if kind == "run" else "grade", where)
+            check_finite(parsed.values, "score" if kind == "run" else "grade", where)
         elif parsed.ranks is not None:
-            _check_finite(parsed.ranks, "rank", where)
+            check_finite(parsed.ranks, "rank", where)
         else:
             raise where.error("a run needs a score or a rank column", field="score")
         if kind == "qrels":
@@ -322,7 +316,7 @@ def _evaluate_partition(run: pd.DataFrame, qrels: pd.DataFrame, metric_names: li
                         rel_level: float, duplicates: str, run_sources: list, qrels_sources: list, limits,
                         max_docs: int | None = None) -> dict:
     """Evaluate one partition (every query of it is whole here) with the single-machine evaluate()."""
-    from .data import build_qrels, build_run
+    from .io.run_qrels import build_qrels, build_run
     from ._evaluate import evaluate, parse_metrics
     from .utils.checks import check_rel_level
 
@@ -370,22 +364,22 @@ def _evaluate_partition(run: pd.DataFrame, qrels: pd.DataFrame, metric_names: li
 
 def _frame_from_dataframe(ddf, kind: str, n_partitions: int):
     """Columns of a caller's Dask DataFrame mapped to ours (query id, doc id, score or rank / grade)."""
-    from ._read_ranked import _roles
+    from .io.columns import column_roles
 
-    roles = _roles(list(ddf.columns), kind, f"{kind} data frame")
+    roles = column_roles(list(ddf.columns), kind, f"{kind} data frame")
     value_col = "score" if kind == "run" else "grade"
     meta = pd.DataFrame({c: pd.Series(dtype=t) for c, t in (_RUN_COLUMNS if kind == "run" else _QRELS_COLUMNS).items()})
 
     def convert(part: pd.DataFrame, partition_info=None) -> pd.DataFrame:
-        from .data import _Locator, _check_finite, _check_ids, _frame_columns
+        from .io.columns import Locator, check_finite, check_ids, frame_columns
 
         number = partition_info["number"] if partition_info else 0
-        where = _Locator(f"{kind} data frame partition {number}", lambda row: row + 1, "row")
-        query, doc, values = _frame_columns(part, roles.query, roles.doc, roles.value or roles.rank,
-                                            "rank" if not roles.value else value_col)
-        _check_ids(query, "query_id", where)
-        _check_ids(doc, "doc_id", where)
-        _check_finite(values, value_col if roles.value else "rank", where)
+        where = Locator(f"{kind} data frame partition {number}", lambda row: row + 1, "row")
+        query, doc, values = frame_columns(part, roles.query, roles.doc, roles.value or roles.rank,
+                                           "rank" if not roles.value else value_col)
+        check_ids(query, "query_id", where)
+        check_ids(doc, "doc_id", where)
+        check_finite(values, value_col if roles.value else "rank", where)
         frame = pd.DataFrame({
             "query_id": pd.Series(pd.arrays.ArrowStringArray(_as_string_chunks(query))),
             "doc_id": pd.Series(pd.arrays.ArrowStringArray(_as_string_chunks(doc))),
@@ -406,7 +400,7 @@ def _input_frame(value, kind: str, block_bytes: int):
     read on the workers, with the data frame they make (meta), or a Dask DataFrame (and None)."""
     import dask.dataframe as dd
 
-    from .data import Qrels, Run
+    from .io.run_qrels import Qrels, Run
 
     meta = pd.DataFrame({c: pd.Series(dtype=t) for c, t in (_RUN_COLUMNS if kind == "run" else _QRELS_COLUMNS).items()})
     if isinstance(value, dd.DataFrame):
@@ -520,7 +514,7 @@ def evaluate_dask(qrels, run, metrics: str | Sequence[str] | None = None, querie
     from distributed import as_completed
 
     from ._evaluate import DEFAULT_METRICS, QUERY_POLICIES, parse_metrics
-    from .data import _check_duplicates_policy
+    from .io.columns import check_duplicates_policy
     from .utils.checks import check_rel_level
 
     specs = parse_metrics(DEFAULT_METRICS if metrics is None else metrics)
@@ -531,7 +525,7 @@ def evaluate_dask(qrels, run, metrics: str | Sequence[str] | None = None, querie
                              value=max_docs)
     if queries not in QUERY_POLICIES:
         raise EvalSuiteError(f"queries must be one of {', '.join(QUERY_POLICIES)}", field="queries", value=queries)
-    _check_duplicates_policy(duplicates)
+    check_duplicates_policy(duplicates)
     if partitions is not None and (not isinstance(partitions, int) or partitions < 1):
         raise EvalSuiteError("partitions must be a whole number >= 1", field="partitions", value=partitions)
 

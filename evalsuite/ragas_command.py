@@ -87,10 +87,11 @@ def build_judge(settings: dict, metrics, aspects, strictness, aspect_strictness,
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``evalsuite ragas``; returns the exit code."""
-    from .judges.command import _Progress, _settings, check_output, write_records
+    from .judges.command import _Progress, _settings
+    from .io.record_files import check_output, write_records
     from .ragas_judge import JUDGED_METRICS, coverage_of
-    from .records import read_records
-    from ._records_eval import evaluate_records
+    from .io.record_files import read_records
+    from .records.evaluation import evaluate_records
 
     args = build_parser().parse_args(argv)
     try:

@@ -613,11 +613,11 @@ class RagasJudge:
 
 
 def _type(column: str) -> pa.DataType:
-    from .records import _ARROW_TYPES
+    from .records.schema import ARROW_TYPES
 
     if column.startswith(CRITIQUE_PREFIX):
-        return _ARROW_TYPES["labels"]
-    return _ARROW_TYPES[RAGAS_FIELDS[column]]
+        return ARROW_TYPES["labels"]
+    return ARROW_TYPES[RAGAS_FIELDS[column]]
 
 
 def _rows(records) -> list[dict]:
@@ -677,7 +677,7 @@ def score_texts(metric: str, texts, judge: RagasJudge, **options):
     Score(context_relevancy=nan, n=1, coverage=0.000)
     """
     from .metrics import answer, context
-    from .records import Records
+    from .records.table import Records
 
     if not isinstance(judge, RagasJudge):
         raise EvalSuiteError("judge must be a RagasJudge (evalsuite.ragas_judge)", field="judge",

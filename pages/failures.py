@@ -12,7 +12,7 @@ import streamlit as st
 
 from dashboard import ui
 from evalsuite import display
-from evalsuite.attribution import ATTRIBUTION_RULES
+from evalsuite.records.attribution import ATTRIBUTION_RULES
 
 
 def _clicked_stage(event) -> str | None:

@@ -46,7 +46,7 @@ from hypothesis import strategies as st
 
 import evalsuite as es
 from evalsuite import EvalSuiteError, ReaderStopped
-from evalsuite.isolation import ReaderPool
+from evalsuite.io.isolation import ReaderPool
 
 import fuzz_inputs as fz
 

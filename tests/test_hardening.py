@@ -17,9 +17,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import evalsuite as es
-from evalsuite._reading import is_number_text, repeated_name
-from evalsuite.isolation import ReaderPool
-from evalsuite.limits import json_depth_error
+from evalsuite.io._reading import is_number_text, repeated_name
+from evalsuite.io.isolation import ReaderPool
+from evalsuite.io.limits import json_depth_error
 
 
 @pytest.fixture(scope="module")

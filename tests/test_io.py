@@ -152,7 +152,7 @@ def test_tab_separated_run_reads_as_a_whitespace_split(data):
 
 
 def test_tab_separated_run_skips_the_normalising_pass(monkeypatch, tmp_path):
-    import evalsuite._read_ranked as read_ranked
+    import evalsuite.io._read_ranked as read_ranked
 
     def refuse(*args, **kwargs):
         raise AssertionError("a tab-separated file must not be normalised")

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import evalsuite as es
-from evalsuite.isolation import ReaderPool
+from evalsuite.io.isolation import ReaderPool
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = {
@@ -150,7 +150,7 @@ def test_transit_folders_of_ended_processes_are_removed(tmp_path, monkeypatch):
     import subprocess
     import sys
 
-    import evalsuite.isolation as isolation
+    import evalsuite.io.isolation as isolation
 
     ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     stale = tmp_path / f"evalsuite-readers-{int(ended.stdout)}-abc"

@@ -46,14 +46,16 @@ def test_public_functions_do_not_shadow_modules():
 # hardening of the readers, the docs) are named for it; every evaluation module with a public
 # job has its own test module.
 TESTED_ELSEWHERE = {
-    "evalsuite.__main__": "test_cli.py", "evalsuite._reader_worker": "test_isolation.py",
-    "evalsuite._lines": "test_adversarial.py", "evalsuite.utils.keys": "test_adversarial.py",
+    "evalsuite.__main__": "test_cli.py", "evalsuite.io._reader_worker": "test_isolation.py",
+    "evalsuite.io._lines": "test_adversarial.py", "evalsuite.utils.keys": "test_adversarial.py",
     "evalsuite.utils.parallel": "test_io.py", "evalsuite.utils.checks": "test_display.py",
-    "evalsuite._reading": "test_io.py", "evalsuite._read_ranked": "test_io.py",
-    "evalsuite._records_eval": "test_records.py", "evalsuite._paired_stats": "test_compare.py",
+    "evalsuite.io._reading": "test_io.py", "evalsuite.io._read_ranked": "test_io.py",
+    "evalsuite.records.evaluation": "test_records.py", "evalsuite._paired_stats": "test_compare.py",
     "evalsuite._comparison_report": "test_compare.py", "evalsuite._evaluate": "test_conventions.py",
-    "evalsuite.data": "test_io.py", "evalsuite.score": "test_ranking.py", "evalsuite.errors": "test_bad_input.py",
-    "evalsuite.limits": "test_hardening.py", "evalsuite.metrics.names": "test_registry.py",
+    "evalsuite.io.run_qrels": "test_io.py", "evalsuite.io.columns": "test_io.py", "evalsuite.io.run_files": "test_io.py",
+    "evalsuite.io.record_files": "test_records.py", "evalsuite.records.schema": "test_records.py", "evalsuite.records.table": "test_records.py",
+    "evalsuite.records.validation": "test_records.py", "evalsuite.records.vendors": "test_exports.py", "evalsuite.score": "test_ranking.py", "evalsuite.errors": "test_bad_input.py",
+    "evalsuite.io.limits": "test_hardening.py", "evalsuite.metrics.names": "test_registry.py",
     "evalsuite.metrics.entry": "test_registry.py", "evalsuite.metrics.registry": "test_registry.py",
     "evalsuite.metrics._ranking_entries": "test_registry.py", "evalsuite.metrics._trec_eval_entries": "test_registry.py",
     "evalsuite.metrics._rag_entries": "test_registry.py", "evalsuite.metrics.ranking_kernel": "test_ranking.py",

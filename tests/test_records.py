@@ -223,7 +223,7 @@ def test_broken_json_reader_chunks_are_rebuilt_from_their_lines():
     when the lists hold nulls; such chunks are found and rebuilt from their own lines."""
     import pyarrow.json as pajson
 
-    from evalsuite._reading import valid_table as _valid_table
+    from evalsuite.io._reading import valid_table as _valid_table
 
     rng = np.random.default_rng(0)
 

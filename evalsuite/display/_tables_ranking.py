@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
 
-from ..data import Qrels, Run
+from ..io.run_qrels import Qrels, Run
 from ..utils.checks import FORMULA_PREFIXES, safe_csv
 from ..errors import EvalSuiteError
 from .._evaluate import EvaluationReport

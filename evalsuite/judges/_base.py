@@ -168,7 +168,7 @@ def write_columns(records, columns: dict[str, list], provenance: list[list[Prove
     The result is validated as any records are (:meth:`evalsuite.Records.from_dataframe`
     rules): a judge that wrote a per-chunk list of the wrong length raises EvalSuiteError.
     """
-    from ..records import Records, _finish_records
+    from ..records.table import Records, finish_records as _finish_records
 
     table = records.table
     for name, values in columns.items():
@@ -219,7 +219,7 @@ def _old_provenance(table) -> list[list]:
 
 
 def _RECORD_FIELDS():
-    from ..records import FIELDS
+    from ..records.schema import FIELDS
 
     return FIELDS
 

@@ -14,16 +14,15 @@ Exit codes: 0 done, 2 bad input or settings, 3 stopped by the budget, 130 interr
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 import tomllib
-from pathlib import Path
 
 from ..errors import EvalSuiteError
+from ..io.record_files import check_output, write_records
 
-__all__ = ["build_parser", "main", "write_records"]
+__all__ = ["build_parser", "main"]
 
 _CONFIG_KEYS = {"model", "base_url", "judgements", "concurrency", "timeout", "max_retries", "max_tokens", "price_input",
                 "price_output", "budget", "cache", "metrics", "similarity"}
@@ -147,66 +146,10 @@ class _Progress:
         self.stream.write("\n")
 
 
-OUTPUT_SUFFIXES = (".parquet", ".pq", ".jsonl", ".ndjson")
-
-
-def check_output(path: str | os.PathLike) -> None:
-    """Refuse, before any work, an output path whose extension :func:`write_records` cannot write."""
-    if Path(path).suffix.lower() not in OUTPUT_SUFFIXES:
-        raise EvalSuiteError("the output must end in .parquet or .jsonl", source=str(path), field="output")
-
-
-def write_records(records, path: str | os.PathLike) -> None:
-    """Write records as Parquet (``.parquet``/``.pq``) or JSONL (``.jsonl``) that ``read_records`` reads back.
-
-    Parameters
-    ----------
-    records : evalsuite.Records
-    path : path
-        The output file; its extension picks the format.
-
-    Raises
-    ------
-    EvalSuiteError
-        Another extension, or a file that cannot be written.
-
-    Examples
-    --------
-    >>> import tempfile, os, evalsuite as es
-    >>> records = es.Records.from_rows([{"query_id": "q1", "relevant_ids": {"d1": 2}, "latency_ms": 5}])
-    >>> path = os.path.join(tempfile.mkdtemp(), "judged.parquet")
-    >>> write_records(records, path)
-    >>> es.read_records(path).table.column("relevant_grades").to_pylist()  # the grades survive the round trip
-    [[2.0]]
-    """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    table = records.table
-    if "relevant_grades" in table.column_names:  # back to the one relevant_ids field of the schema
-        ids, grades = table.column("relevant_ids").to_pylist(), table.column("relevant_grades").to_pylist()
-        graded = any(g is not None and any(x != 1.0 for x in g) for g in grades)
-        values = [None if i is None else (dict(zip(i, g)) if graded else i) for i, g in zip(ids, grades)]
-        table = table.drop_columns(["relevant_grades"]).set_column(
-            table.column_names.index("relevant_ids"), "relevant_ids", pa.array(values))
-    suffix = Path(path).suffix.lower()
-    try:
-        if suffix in (".parquet", ".pq"):
-            pq.write_table(table, path)
-        elif suffix in (".jsonl", ".ndjson"):
-            with open(path, "w", encoding="utf-8", newline="\n") as handle:
-                for row in table.to_pylist():
-                    handle.write(json.dumps({k: v for k, v in row.items() if v is not None}, ensure_ascii=False) + "\n")
-        else:
-            raise EvalSuiteError("the output must end in .parquet or .jsonl", source=str(path), field="output")
-    except OSError as exc:
-        raise EvalSuiteError(f"cannot write the output ({exc.strerror})", source=str(path), field="output") from None
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``evalsuite judge``; returns the exit code."""
     args = build_parser().parse_args(argv)
-    from ..records import read_records
+    from ..io.record_files import read_records
 
     try:
         check_output(args.output)

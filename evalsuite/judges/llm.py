@@ -684,7 +684,7 @@ class LLMJudge:
         return None if stopped else (out, provs)
 
     def _write(self, records, results) -> JudgedRecords:
-        from ..records import _ARROW_TYPES, FIELDS
+        from ..records.schema import ARROW_TYPES as _ARROW_TYPES, FIELDS
 
         names = [*self._output_columns()]
         old = {name: (records.table.column(name).to_pylist() if name in records.table.column_names else [None] * len(records))

@@ -11,7 +11,7 @@ import pytest
 
 import evalsuite as es
 from evalsuite.judges import LLMJudge
-from evalsuite.judges.command import write_records
+from evalsuite.io.record_files import write_records
 
 from .helpers import PAGES, RAG, open_page
 

@@ -10,7 +10,7 @@ import evalsuite as es
 
 def test_reader_settings_from_the_environment_and_a_bad_one(monkeypatch):
     from dashboard import loaders
-    from evalsuite import isolation
+    from evalsuite.io import isolation
 
     monkeypatch.setenv("EVALSUITE_READER_MAX_ROWS", "5")
     monkeypatch.setenv("EVALSUITE_READER_TIMEOUT_S", "soon")

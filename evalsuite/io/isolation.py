@@ -3,7 +3,7 @@
 A reader runs native code (pyarrow's CSV, JSON and Parquet readers, zlib) on bytes someone else
 wrote. A bug there, or a file built to find one, can crash the process (a segmentation fault),
 run for minutes or take all memory; in a server that is every user's session. Here the readers
-run in a small pool of worker processes (``python -m evalsuite._reader_worker``):
+run in a small pool of worker processes (``python -m evalsuite.io._reader_worker``):
 
 - the caller watches each busy worker's resident memory (every 50 ms) and stops it past
   ``memory_bytes``; the worker also caps its own address space (``RLIMIT_AS``) at twice that
@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .errors import EvalSuiteError, ReaderStopped
+from ..errors import EvalSuiteError, ReaderStopped
 from .limits import MIB, check_limits, size_text
 
 __all__ = ["read_isolated", "ReaderPool", "default_pool", "set_default_pool", "DEFAULT_TIMEOUT_S",
@@ -103,8 +103,8 @@ def serialise(result, prefix: str) -> tuple[dict, int]:
 
     Returns a JSON-safe header describing it and the number of files written.
     """
-    from .data import Qrels, Run
-    from .records import Records
+    from .run_qrels import Qrels, Run
+    from ..records.table import Records
 
     if isinstance(result, (Run, Qrels)):
         values = result.scores if isinstance(result, Run) else result.grades
@@ -130,8 +130,8 @@ def serialise(result, prefix: str) -> tuple[dict, int]:
 
 def deserialise(header: dict, prefix: str, parts: int):
     """The Run, Qrels or Records that :func:`serialise` wrote (memory-mapped, not copied)."""
-    from .data import Qrels, Run
-    from .records import Records
+    from .run_qrels import Qrels, Run
+    from ..records.table import Records
 
     tables = [_read_ipc(f"{prefix}.{i}") for i in range(parts)]
     kind = header["type"]
@@ -156,7 +156,7 @@ def error_fields(exc: EvalSuiteError) -> dict:
     """An EvalSuiteError as JSON-safe fields (the value as written when it is not JSON-safe)."""
     value = exc.value
     if not (value is None or isinstance(value, (str, bool, float)) or (isinstance(value, int) and abs(value) < 2**63)):
-        from .errors import shorten
+        from ..errors import shorten
 
         value = shorten(value, 200)
     elif isinstance(value, str) and len(value) > 200:
@@ -180,7 +180,8 @@ def rebuild_error(fields: dict) -> EvalSuiteError:
 
 
 def _package_root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """The folder that holds the ``evalsuite`` package (this file is ``evalsuite/io/isolation.py``)."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _resident_bytes(pid: int) -> int:
@@ -200,7 +201,7 @@ class _Worker:
         root = _package_root()
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "evalsuite._reader_worker", str(2 * int(memory_bytes) + 4 * 1024 * MIB)],
+            [sys.executable, "-m", "evalsuite.io._reader_worker", str(2 * int(memory_bytes) + 4 * 1024 * MIB)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=root, close_fds=True,
             start_new_session=True,  # a Ctrl-C of the server's terminal is not the worker's business
         )

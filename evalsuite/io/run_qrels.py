@@ -8,41 +8,24 @@ string and is stored exactly as read.
 
 from __future__ import annotations
 
-import math
-import numbers
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .utils.keys import string_keys
-from .utils.parallel import parallel_map, workers
-from .utils.checks import ranks_from_counts
-from .errors import EvalSuiteError
+from ..utils.keys import string_keys
+from ..utils.parallel import parallel_map, workers
+from ..utils.checks import ranks_from_counts
+from .columns import (
+    LineOf, Locator, check_duplicates_policy, check_finite, check_ids, frame_columns, nested_columns, no_lines,
+)
 
 if TYPE_CHECKING:  # pandas is imported where a data frame is made or read, not at import
     import pandas as pd
 
 __all__ = ["Run", "Qrels"]
-
-LineOf = Callable[[int], "int | None"]
-
-
-def _no_lines(_row: int) -> None:
-    return None
-
-
-class _Locator:
-    """Where input rows came from, to build errors that name file and line (or row)."""
-
-    def __init__(self, source: str | None, line_of: LineOf = _no_lines, label: str = "line") -> None:
-        self.source, self.line_of, self.label = source, line_of, label
-
-    def error(self, reason: str, row: int | None = None, **details) -> EvalSuiteError:
-        line = None if row is None else self.line_of(row)
-        return EvalSuiteError(reason, source=self.source, line=line, line_label=self.label, **details)
 
 
 class _Ranked:
@@ -151,14 +134,14 @@ class Run(_Ranked):
     @classmethod
     def from_dict(cls, run: Mapping[str, Mapping[str, float]], name: str | None = None, duplicates: str = "error") -> "Run":
         """Build a run from ranx's shape ``{query_id: {doc_id: score}}`` (ids must be strings)."""
-        return build_run(*_nested_columns(run, "run", "score"), name=name, source="run", duplicates=duplicates)
+        return build_run(*nested_columns(run, "run", "score"), name=name, source="run", duplicates=duplicates)
 
     @classmethod
     def from_dataframe(cls, frame: pd.DataFrame, query_col: str = "query_id", doc_col: str = "doc_id",
                        score_col: str = "score", name: str | None = None, duplicates: str = "error") -> "Run":
         """Build a run from a data frame with query id, doc id and score columns."""
-        return build_run(*_frame_columns(frame, query_col, doc_col, score_col, "score"), name=name,
-                         source="data frame", duplicates=duplicates, line_of=_no_lines)
+        return build_run(*frame_columns(frame, query_col, doc_col, score_col, "score"), name=name,
+                         source="data frame", duplicates=duplicates, line_of=no_lines)
 
 
 class Qrels(_Ranked):
@@ -202,135 +185,14 @@ class Qrels(_Ranked):
     @classmethod
     def from_dict(cls, qrels: Mapping[str, Mapping[str, float]], name: str | None = None, duplicates: str = "error") -> "Qrels":
         """Build qrels from ranx's shape ``{query_id: {doc_id: grade}}`` (ids must be strings)."""
-        return build_qrels(*_nested_columns(qrels, "qrels", "grade"), name=name, source="qrels", duplicates=duplicates)
+        return build_qrels(*nested_columns(qrels, "qrels", "grade"), name=name, source="qrels", duplicates=duplicates)
 
     @classmethod
     def from_dataframe(cls, frame: pd.DataFrame, query_col: str = "query_id", doc_col: str = "doc_id",
                        grade_col: str = "grade", name: str | None = None, duplicates: str = "error") -> "Qrels":
         """Build qrels from a data frame with query id, doc id and grade columns."""
-        return build_qrels(*_frame_columns(frame, query_col, doc_col, grade_col, "grade"), name=name,
-                           source="data frame", duplicates=duplicates, line_of=_no_lines)
-
-
-# ----------------------------------------------------------------------------------------------
-# Construction helpers shared by the readers.
-
-
-def _nested_columns(mapping, what: str, value_name: str) -> tuple[pa.Array, pa.Array, np.ndarray]:
-    """Query ids, doc ids and values of ranx's ``{query_id: {doc_id: value}}`` shape."""
-    if not isinstance(mapping, Mapping):
-        article = "a run" if what == "run" else what
-        raise EvalSuiteError(f"{article} must be a mapping {{query_id: {{doc_id: {value_name}}}}}", field=what,
-                             value=type(mapping).__name__)
-    q, d, v = _flatten_nested(mapping, what, value_name)
-    return _strings(q, what), _strings(d, what), np.asarray(v, dtype=np.float64)
-
-
-def _frame_columns(frame, query_col: str, doc_col: str, value_col: str, value_name: str):
-    """Query ids, doc ids and values of a data frame's three columns."""
-    q, d = _id_columns(frame, query_col, doc_col)
-    return q, d, _numeric_column(frame, value_col, value_name)
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-        return True
-    except UnicodeEncodeError:
-        return False
-
-
-def _strings(values: list, source: str) -> pa.Array:
-    """Python strings as an Arrow string array; a lone surrogate is an EvalSuiteError."""
-    try:
-        return pa.array(values, pa.string())
-    except UnicodeEncodeError:
-        bad = next(v for v in values if isinstance(v, str) and not _encodable(v))
-        raise EvalSuiteError("an id that is not valid Unicode (a lone surrogate such as \\ud800)", source=source,
-                             field="id", value=bad) from None
-
-
-def _flatten_nested(mapping: Mapping, what: str, value_name: str):
-    queries, docs, values = [], [], []
-    for qid, inner in mapping.items():
-        if not isinstance(qid, str):
-            raise EvalSuiteError("query ids must be strings", source=what, field="query_id", value=qid)
-        if not isinstance(inner, Mapping):
-            raise EvalSuiteError(f"each query must map doc ids to a {value_name}", source=what, field=qid, value=type(inner).__name__)
-        for doc, value in inner.items():
-            if not isinstance(doc, str):
-                raise EvalSuiteError("doc ids must be strings", source=what, field=f"{qid}", value=doc)
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not _finite(value):
-                raise EvalSuiteError(f"the {value_name} must be a finite number", source=what, field=f"{qid} / {doc}", value=value)
-            queries.append(qid)
-            docs.append(doc)
-            values.append(float(value))
-    return queries, docs, values
-
-
-def _finite(value: numbers.Real) -> bool:
-    """``math.isfinite`` that also answers for integers too large for a float (they are not finite here)."""
-    try:
-        return math.isfinite(float(value))
-    except OverflowError:
-        return False
-
-
-def _id_columns(frame: pd.DataFrame, query_col: str, doc_col: str) -> tuple[pa.Array, pa.Array]:
-    import pandas as pd
-
-    out = []
-    for col, field in ((query_col, "query_id"), (doc_col, "doc_id")):
-        if col not in frame.columns:
-            raise EvalSuiteError(f"column {col!r} not found; columns are {list(frame.columns)}", field=field, value=col)
-        series = frame[col]
-        if not (pd.api.types.is_string_dtype(series) or pd.api.types.is_object_dtype(series) or pd.api.types.is_integer_dtype(series)):
-            raise EvalSuiteError(f"ids must be strings or integers, column {col!r} is {series.dtype}", field=field, value=str(series.dtype))
-        if series.isna().any():
-            row = int(np.flatnonzero(series.isna().to_numpy())[0])
-            raise EvalSuiteError("missing id", source="data frame", field=f"{col} (row {row})", value=None, has_value=False)
-        if pd.api.types.is_integer_dtype(series):
-            out.append(pa.array(series.astype("int64").astype(str).to_numpy(), pa.string()))
-            continue
-        values = series.to_numpy(dtype=object)
-        for i, v in enumerate(values):
-            if not isinstance(v, str):
-                raise EvalSuiteError("ids must be strings", source="data frame", line=None, field=f"{col} (row {i})", value=v)
-        out.append(_strings(list(values), "data frame"))
-    return out[0], out[1]
-
-
-def _numeric_column(frame: pd.DataFrame, col: str, field: str) -> np.ndarray:
-    import pandas as pd
-
-    if col not in frame.columns:
-        raise EvalSuiteError(f"column {col!r} not found; columns are {list(frame.columns)}", field=field, value=col)
-    series = frame[col]
-    if pd.api.types.is_bool_dtype(series) or not pd.api.types.is_numeric_dtype(series):
-        raise EvalSuiteError(f"column {col!r} must be numeric, it is {series.dtype}", field=field, value=str(series.dtype))
-    return series.to_numpy(dtype=np.float64, na_value=np.nan)
-
-
-def _check_ids(ids: pa.Array | pa.ChunkedArray, field: str, where: _Locator) -> None:
-    """Reject missing or empty ids, naming the first such row."""
-    if ids.null_count:
-        row = int(np.flatnonzero(ids.is_null().to_numpy(zero_copy_only=False))[0])
-        raise where.error("missing id", row, field=field, value=None, has_value=False)
-    if pa.types.is_dictionary(ids.type):
-        chunks = ids.chunks if isinstance(ids, pa.ChunkedArray) else [ids]
-        if not any("" in c.dictionary.to_pylist() for c in chunks):
-            return
-        ids = ids.cast(ids.type.value_type)
-    if len(ids) and pc.min(pc.binary_length(ids)).as_py() == 0:
-        row = int(np.flatnonzero(pc.equal(pc.binary_length(ids), 0).to_numpy(zero_copy_only=False))[0])
-        raise where.error("empty id", row, field=field, value="")
-
-
-def _check_finite(values: np.ndarray, field: str, where: _Locator) -> None:
-    bad = ~np.isfinite(values)
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise where.error("not a finite number", row, field=field, value=float(values[row]))
+        return build_qrels(*frame_columns(frame, query_col, doc_col, grade_col, "grade"), name=name,
+                           source="data frame", duplicates=duplicates, line_of=no_lines)
 
 
 def _encode_queries(query_ids: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
@@ -437,12 +299,7 @@ def _find_duplicates(offsets: np.ndarray, keys: np.ndarray, doc_ids: pa.Array) -
     return groups
 
 
-def _check_duplicates_policy(duplicates: str) -> None:
-    if duplicates not in ("error", "max"):
-        raise EvalSuiteError("duplicates must be 'error' or 'max'", field="duplicates", value=duplicates)
-
-
-def _resolve_duplicates(groups, values, codes, query_ids, doc_ids, duplicates, where: _Locator, field, perm=None):
+def _resolve_duplicates(groups, values, codes, query_ids, doc_ids, duplicates, where: Locator, field, perm=None):
     """Raise on duplicate (query, doc) rows, or return the rows to drop under duplicates='max'."""
     if not groups:
         return None
@@ -466,7 +323,7 @@ def _resolve_duplicates(groups, values, codes, query_ids, doc_ids, duplicates, w
     return np.array(sorted(drop), dtype=np.int64)
 
 
-def _group_rows(query_ids, doc_ids, values: np.ndarray, where: _Locator, duplicates: str, field: str, order):
+def _group_rows(query_ids, doc_ids, values: np.ndarray, where: Locator, duplicates: str, field: str, order):
     """Encode queries, order rows with ``order(codes, values, doc_ids)`` (a permutation or None),
     hash doc ids, and apply the duplicates policy. Shared by runs and qrels."""
     codes, qids = _encode_queries(query_ids)
@@ -495,7 +352,7 @@ def _group_order(codes: np.ndarray, _values, _doc_ids) -> np.ndarray | None:
 
 
 def build_run(query_ids: pa.Array, doc_ids: pa.Array, scores: np.ndarray | None, ranks: np.ndarray | None = None, *,
-              name: str | None = None, source: str | None = None, line_of: LineOf = _no_lines,
+              name: str | None = None, source: str | None = None, line_of: LineOf = no_lines,
               duplicates: str = "error", warnings=(), line_label: str = "line") -> Run:
     """Validate, order and index run rows (see :class:`Run`); the readers' common last step.
 
@@ -503,35 +360,35 @@ def build_run(query_ids: pa.Array, doc_ids: pa.Array, scores: np.ndarray | None,
     is given (no scores), rows are ordered by rank ascending and the stored score is -rank.
     ``line_of(row)`` maps an input row to its file line for error messages.
     """
-    _check_duplicates_policy(duplicates)
-    where = _Locator(source, line_of, line_label)
+    check_duplicates_policy(duplicates)
+    where = Locator(source, line_of, line_label)
     warnings = list(warnings)
-    _check_ids(query_ids, "query_id", where)
-    _check_ids(doc_ids, "doc_id", where)
+    check_ids(query_ids, "query_id", where)
+    check_ids(doc_ids, "doc_id", where)
     if scores is None:
         if ranks is None:
             raise where.error("a run needs a score or a rank column", field="score")
-        _check_finite(ranks, "rank", where)
+        check_finite(ranks, "rank", where)
         scores = -np.asarray(ranks, dtype=np.float64)
         warnings.append("no score column: docs ordered by the rank column")
     else:
         scores = np.asarray(scores, dtype=np.float64)
-        _check_finite(scores, "score", where)
+        check_finite(scores, "score", where)
     qids, offsets, doc_ids, keys, scores, notes = _group_rows(query_ids, doc_ids, scores, where, duplicates, "score",
                                                               _rank_order)
     return Run(qids, offsets, doc_ids, keys, scores, name=name, source=source, warnings=warnings + notes)
 
 
 def build_qrels(query_ids: pa.Array, doc_ids: pa.Array, grades: np.ndarray, *, name: str | None = None,
-                source: str | None = None, line_of: LineOf = _no_lines, duplicates: str = "error", warnings=(),
+                source: str | None = None, line_of: LineOf = no_lines, duplicates: str = "error", warnings=(),
                 line_label: str = "line") -> Qrels:
     """Validate and index judgements (see :class:`Qrels`); the readers' common last step."""
-    _check_duplicates_policy(duplicates)
-    where = _Locator(source, line_of, line_label)
-    _check_ids(query_ids, "query_id", where)
-    _check_ids(doc_ids, "doc_id", where)
+    check_duplicates_policy(duplicates)
+    where = Locator(source, line_of, line_label)
+    check_ids(query_ids, "query_id", where)
+    check_ids(doc_ids, "doc_id", where)
     grades = np.asarray(grades, dtype=np.float64)
-    _check_finite(grades, "grade", where)
+    check_finite(grades, "grade", where)
     qids, offsets, doc_ids, keys, grades, notes = _group_rows(query_ids, doc_ids, grades, where, duplicates, "grade",
                                                               _group_order)
     return Qrels(qids, offsets, doc_ids, keys, grades, name=name, source=source, warnings=list(warnings) + notes)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import EvalSuiteError
+from ..errors import EvalSuiteError
 
 __all__ = ["ReadLimits", "DEFAULT_LIMITS"]
 

@@ -12,18 +12,14 @@ import os
 
 import numpy as np
 
-from .data import Qrels, Run, build_qrels, build_run
-from .errors import EvalSuiteError, reading_errors
-from .limits import (
-    ReadLimits, check_limits, check_rows,
-)
+from .run_qrels import Qrels, Run, build_qrels, build_run
+from ..errors import EvalSuiteError, reading_errors
+from .limits import ReadLimits, check_limits, check_rows
 from ._reading import check_input, load_bytes, detect_format, FORMATS, _Input, _load, PathOrBuffer, _shown_name
-from .errors import not_unicode_error
-from ._read_ranked import (
-    _Parsed, _PARSERS,
-)
+from ..errors import not_unicode_error
+from ._read_ranked import _Parsed, _PARSERS
 
-__all__ = ["read_run", "read_qrels", "FORMATS", "load_bytes", "detect_format"]
+__all__ = ["read_run", "read_qrels", "read_columns", "FORMATS", "load_bytes", "detect_format"]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -155,6 +151,49 @@ def read_qrels(path_or_buffer: PathOrBuffer, format: str | None = None, *, dupli
                                  line_label=parsed.line_label)
         return build_qrels(parsed.query_ids, parsed.doc_ids, grades, source=inp.name, line_of=parsed.line_of,
                            duplicates=duplicates, warnings=parsed.warnings, line_label=parsed.line_label)
+
+
+def read_columns(path_or_buffer: PathOrBuffer, kind: str, limits: ReadLimits | None = None, *, name: str | None = None,
+                 format: str | None = None):
+    """Parse a run or qrels file into its columns, without building a Run or Qrels: for an engine
+    that groups the rows itself (the Dask engine reads each shard, or each block of lines of a
+    large TREC file, with it).
+
+    Parameters
+    ----------
+    path_or_buffer : path, bytes or binary file object
+    kind : {"run", "qrels"}
+    limits : ReadLimits, optional
+        Default :data:`~evalsuite.io.limits.DEFAULT_LIMITS`.
+    name : str, optional
+        Name to show in messages (default: the file's name).
+    format : str, optional
+        One of :data:`FORMATS`; detected when None.
+
+    Returns
+    -------
+    (parsed, name)
+        The parsed columns (``query_ids``, ``doc_ids``, ``values`` or ``ranks``, ``tag``,
+        ``warnings``, ``line_of(row)``, ``line_label``, ``n_rows``, ``raw_value(row)``) and the
+        name messages use. Ids and values are checked with :mod:`evalsuite.io.columns`, as
+        :func:`read_run` and :func:`read_qrels` check them when they build the result.
+
+    Raises
+    ------
+    EvalSuiteError
+        An unknown format, a file past ``limits``, a line that does not parse.
+
+    Examples
+    --------
+    >>> parsed, name = read_columns(b"q1 Q0 d1 1 2.5 bm25\\nq1 Q0 d2 2 1.5 bm25\\n", "run", name="run.trec")
+    >>> name, parsed.n_rows, parsed.tag, parsed.values.tolist()
+    ('run.trec', 2, 'bm25', [2.5, 1.5])
+    """
+    inp = _load(path_or_buffer, name, limits)
+    fmt = _check_format(format, inp)
+    parsed = _parse(inp, fmt, kind, check_limits(limits))
+    inp.release()
+    return parsed, inp.name
 
 
 def _parse(inp: _Input, fmt: str, kind: str, limits: ReadLimits) -> _Parsed:

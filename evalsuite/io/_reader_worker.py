@@ -1,6 +1,6 @@
-"""The worker process of :mod:`evalsuite.isolation`: read files sent on stdin, reply on stdout.
+"""The worker process of :mod:`evalsuite.io.isolation`: read files sent on stdin, reply on stdout.
 
-Run as ``python -m evalsuite._reader_worker ADDRESS_SPACE_BYTES``. It caps its own address space,
+Run as ``python -m evalsuite.io._reader_worker ADDRESS_SPACE_BYTES``. It caps its own address space,
 says it is ready, then answers requests one at a time until stdin closes. Each request is a
 JSON frame (kind, name, the path of the file, limits, reader options, and where to write the
 result); each reply is a JSON frame, with the result written as Arrow IPC files beside it. Only the caller ever writes to this process, but nothing it receives
@@ -26,9 +26,9 @@ def _cap_memory(memory_bytes: int) -> None:
 
 
 def _answer(request: dict):
-    from .io import read_qrels, read_run
+    from .run_files import read_qrels, read_run
     from .limits import ReadLimits
-    from .records import read_records
+    from .record_files import read_records
 
     limits = ReadLimits(**request["limits"])
     source = request["path"]
@@ -50,11 +50,11 @@ def main() -> None:
         pass
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but frames on the real stdout
-    from .errors import EvalSuiteError
+    from ..errors import EvalSuiteError
     from .isolation import error_fields, read_frame, serialise, write_frame
     # The readers and what they load (pyarrow, pandas) are imported before saying ready: the
     # imports are paid once, outside the first file's time limit (`import evalsuite` is lazy).
-    from . import io, records  # noqa: F401
+    from . import record_files, run_files  # noqa: F401
 
     def reply(header: dict) -> None:
         write_frame(stdout, json.dumps(header).encode("utf-8"))

@@ -14,13 +14,12 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ._lines import csv_lines, nonblank_lines
-from .errors import EvalSuiteError
-from .limits import (
-    ReadLimits, check_columns, check_rows,
-)
+from ..errors import EvalSuiteError
+from .limits import ReadLimits, check_columns, check_rows
+from .columns import ColumnRoles, column_roles
 from ._reading import (
-    jsonl_rows, jsonl_table,
-    _BLANKS, decode_or_explain, _DOC_COLUMNS, finite_number, _GRADE_COLUMNS, _Input, json_load, _normal, _NUMBER, open_parquet, _QRELS_TREC_COLUMNS, _QUERY_COLUMNS, _RANK_COLUMNS, read_parquet_table, repeated_name, _RUN_TREC_COLUMNS, _SCORE_COLUMNS,
+    jsonl_rows, jsonl_table, _BLANKS, decode_or_explain, finite_number, _Input, json_load, _NUMBER, open_parquet,
+    _QRELS_TREC_COLUMNS, read_parquet_table, repeated_name, _RUN_TREC_COLUMNS,
 )
 
 
@@ -273,49 +272,6 @@ def _parse_trec_python(inp: _Input, kind: str) -> _Parsed:
 # Column formats: CSV, TSV, JSONL, Parquet.
 
 
-def _pick(columns: list[str], candidates: tuple[str, ...]) -> str | None:
-    normal = {_normal(c): c for c in columns}
-    for cand in candidates:
-        if cand in normal:
-            return normal[cand]
-    return None
-
-
-@dataclass
-class _Roles:
-    query: str
-    doc: str
-    value: str | None
-    rank: str | None
-
-
-def _roles(columns: list[str], kind: str, source: str) -> _Roles:
-    query = _pick(columns, _QUERY_COLUMNS)
-    doc = _pick(columns, _DOC_COLUMNS)
-    missing = [n for n, c in (("query id (query_id, query-id, qid, ...)", query), ("doc id (doc_id, corpus-id, docno, ...)", doc)) if c is None]
-    if missing:
-        raise EvalSuiteError(f"no column for the {' and the '.join(missing)}; columns found: {columns}",
-                             source=source, field="header", value=", ".join(map(str, columns)))
-    if kind == "run":
-        score = _pick(columns, _SCORE_COLUMNS)
-        rank = _pick(columns, _RANK_COLUMNS)
-        if score is None and rank is None:
-            grade = _pick(columns, _GRADE_COLUMNS)
-            hint = f" - column {grade!r} suggests this is a qrels file" if grade else ""
-            raise EvalSuiteError(f"a run needs a 'score' or 'rank' column; columns found: {columns}{hint}",
-                                 source=source, field="header", value=", ".join(map(str, columns)))
-        return _Roles(query, doc, score, rank)
-    grade = _pick(columns, _GRADE_COLUMNS)
-    if grade is None:
-        hint = " - it has a 'rank' column, so it looks like a run file" if _pick(columns, _RANK_COLUMNS) else ""
-        raise EvalSuiteError(f"qrels need a grade column (grade, relevance, label or score); columns found: {columns}{hint}",
-                             source=source, field="header", value=", ".join(map(str, columns)))
-    if _pick(columns, _RANK_COLUMNS) is not None:
-        raise EvalSuiteError(f"this has a 'rank' column, so it looks like a run file, not qrels; columns found: {columns}",
-                             source=source, field="header", value=", ".join(map(str, columns)))
-    return _Roles(query, doc, grade, None)
-
-
 def _ids_to_string(column: pa.ChunkedArray | pa.Array, field: str, source: str, line_of, line_label="line") -> pa.Array:
     """Ids as strings: integers are written in decimal; anything else but strings is refused."""
     column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
@@ -352,7 +308,7 @@ def _numbers(column, field: str, source: str, line_of, line_label="line") -> np.
 
 
 def _from_table(table: pa.Table, kind: str, source: str, line_of, line_label: str = "line") -> _Parsed:
-    roles = _roles(table.column_names, kind, source)
+    roles = column_roles(table.column_names, kind, source)
     query = _ids_to_string(table.column(roles.query), roles.query, source, line_of, line_label)
     doc = _ids_to_string(table.column(roles.doc), roles.doc, source, line_of, line_label)
     values = _numbers(table.column(roles.value), roles.value, source, line_of, line_label) if roles.value else None
@@ -381,7 +337,7 @@ def _parse_delimited(inp: _Input, kind: str, delimiter: str, limits: ReadLimits)
     if repeated is not None:
         raise EvalSuiteError(f"the header names column {repeated!r} more than once", source=inp.name, line=1,
                              field="header", value=header_line)
-    roles = _roles(header, kind, inp.name)
+    roles = column_roles(header, kind, inp.name)
     text_cols = {roles.query: pa.string(), roles.doc: pa.string()}
     value_cols = {c: pa.float64() for c in (roles.value, roles.rank) if c}
 
@@ -410,7 +366,7 @@ def _parse_delimited(inp: _Input, kind: str, delimiter: str, limits: ReadLimits)
     return _from_table(table, kind, inp.name, csv_lines(data, delimiter))
 
 
-def _explain_delimited(inp: _Input, delimiter: str, header: list[str], roles: _Roles, exc: Exception) -> None:
+def _explain_delimited(inp: _Input, delimiter: str, header: list[str], roles: ColumnRoles, exc: Exception) -> None:
     """Find the first line the fast CSV parser rejected and raise an error naming it."""
     import csv
 
@@ -442,7 +398,7 @@ def _parse_tsv(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
 def _parse_parquet(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
     parquet = open_parquet(inp.data, limits, inp.name)
     names = parquet.schema_arrow.names
-    roles = _roles(names, kind, inp.name)
+    roles = column_roles(names, kind, inp.name)
     used = [c for c in dict.fromkeys((roles.query, roles.doc, roles.value, roles.rank)) if c]
     parsed = _from_table(read_parquet_table(parquet, inp.name, used), kind, inp.name, lambda row: row + 1,
                          line_label="row")
@@ -490,7 +446,7 @@ def _rows_to_parsed(rows: list, name: str, kind: str, line_of, label: str, limit
         if len(columns) > limits.max_columns:
             check_columns(len(columns), limits, name, line=line_of(i))
     names = list(columns)
-    roles = _roles(names, kind, name)
+    roles = column_roles(names, kind, name)
     out: dict[str, list] = {c: [] for c in (roles.query, roles.doc, roles.value, roles.rank) if c}
     for i, row in enumerate(rows):
         for col in out:
@@ -519,7 +475,7 @@ def _parse_jsonl(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
         raise EvalSuiteError("the file is empty", source=inp.name)
     table = jsonl_table(data, limits, inp.name)
     if table is not None:
-        roles = _roles(table.column_names, kind, inp.name)
+        roles = column_roles(table.column_names, kind, inp.name)
         # Ids read as floats (integers past 2**63, say) lost digits: the exact path reads them.
         if not any(pa.types.is_floating(table.schema.field(c).type) for c in (roles.query, roles.doc)):
             return _from_table(table, kind, inp.name, nonblank_lines(data))

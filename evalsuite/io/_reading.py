@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._lines import nonblank_lines
-from .errors import EvalSuiteError
+from ..errors import EvalSuiteError
 from .limits import (
     ReadLimits, check_columns, check_limits, check_rows, check_text, gunzip, json_depth_error, rows_not_objects,
     too_large,

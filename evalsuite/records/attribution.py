@@ -37,10 +37,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .errors import EvalSuiteError
-from .metrics.operational import FAILURE_STAGES
-from .metrics.judgement_lists import JudgementLists
-from .records import Records
+from ..errors import EvalSuiteError
+from ..metrics.operational import FAILURE_STAGES
+from ..metrics.judgement_lists import JudgementLists
+from .table import Records
 
 __all__ = ["attribute_failures", "with_attributed_failures", "ATTRIBUTION_RULES", "ORCHESTRATION_ERROR"]
 

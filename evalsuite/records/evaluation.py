@@ -18,16 +18,17 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .metrics.registry import METRICS
-from .errors import EvalSuiteError
-from .metrics.operational import (
+from ..metrics.registry import METRICS
+from ..errors import EvalSuiteError
+from ..metrics.operational import (
     FAILURE_STAGES, LATENCY_STATISTICS, failure_attribution, latency_summary, task_success_rate,
 )
-from .metrics.answer import answer_correctness_values, answer_relevancy, aspect_critique
-from .metrics.context import context_entity_recall, context_precision_values
-from .metrics.judgement_lists import CRITIQUE_PREFIX, JudgementLists
-from .records import GIVEN_METRICS, GIVEN_ONLY_METRICS, LOWER_IS_BETTER, Records, _JUDGEMENT_METRICS, _LATENCY_FIELD
-from .score import Score
+from ..metrics.answer import answer_correctness_values, answer_relevancy, aspect_critique
+from ..metrics.context import context_entity_recall, context_precision_values
+from ..metrics.judgement_lists import CRITIQUE_PREFIX, JudgementLists
+from .schema import GIVEN_METRICS, GIVEN_ONLY_METRICS, LOWER_IS_BETTER, _JUDGEMENT_METRICS, _LATENCY_FIELD
+from .table import Records
+from ..score import Score
 
 __all__ = ["RecordsReport", "evaluate_records", "CONVENTIONS"]
 
@@ -274,10 +275,10 @@ def _ranking_per_record(table: pa.Table, k: int, rel_level: float) -> dict[str, 
     sort is cheap - and every match is confirmed on the strings. The metrics then come from the
     same kernel as :func:`evalsuite.evaluate`, so the conventions are identical.
     """
-    from .utils.keys import group_keys, string_keys
-    from .metrics.names import MetricSpec
-    from .utils.checks import group_positions
-    from .metrics.ranking_kernel import JudgedRanking, compute_metrics
+    from ..utils.keys import group_keys, string_keys
+    from ..metrics.names import MetricSpec
+    from ..utils.checks import group_positions
+    from ..metrics.ranking_kernel import JudgedRanking, compute_metrics
 
     n = table.num_rows
     retrieved = table.column("context_ids").combine_chunks()
@@ -333,8 +334,8 @@ def _ranking_per_record(table: pa.Table, k: int, rel_level: float) -> dict[str, 
 
 def _ranking_per_record_exact(table, k, rel_level, has_both, out, specs) -> dict[str, np.ndarray]:
     """The list API on each record with both lists: the exact path after a hash collision."""
-    from .metrics.ranking_kernel import compute_metrics
-    from .metrics.ranking import judged_ranking_from_lists
+    from ..metrics.ranking_kernel import compute_metrics
+    from ..metrics.ranking import judged_ranking_from_lists
 
     rows = np.flatnonzero(has_both)
     retrieved = table.column("context_ids").combine_chunks().take(pa.array(rows)).to_pylist()
@@ -416,7 +417,7 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
     >>> float(report.latency_table.loc[0, "p50"])  # (120 + 300) / 2
     210.0
     """
-    from .utils.checks import check_compat, check_cutoff, check_rel_level
+    from ..utils.checks import check_compat, check_cutoff, check_rel_level
 
     check_compat(compat)
     k = check_cutoff(k, allow_none=False)

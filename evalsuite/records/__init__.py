@@ -1,0 +1,18 @@
+"""Per-request records of RAG systems: what a record holds, how it is checked, how it is evaluated.
+
+- :mod:`~evalsuite.records.schema`: the canonical fields, their kinds and Arrow types, the column
+  names of other tools (RAGAS, DeepEval, TruLens, Phoenix, RAGChecker) mapped to them;
+- :mod:`~evalsuite.records.vendors`: the exports whose shape is not a plain rename (RAGChecker,
+  DeepEval test runs, TruLens, Phoenix);
+- :mod:`~evalsuite.records.validation`: every value converted to its field's kind, or an error
+  naming row, field and value;
+- :mod:`~evalsuite.records.table`: :class:`~evalsuite.records.table.Records` and how one is built
+  and combined;
+- :mod:`~evalsuite.records.evaluation`: :func:`~evalsuite.records.evaluation.evaluate_records`,
+  every metric the records' fields allow, per system;
+- :mod:`~evalsuite.records.attribution`: the failure stage of each failed request, from its
+  judgements.
+
+Files of records are read (and written) by :mod:`evalsuite.io.record_files`. The public names
+are also names of the package root (``evalsuite.Records``, ``evalsuite.evaluate_records``).
+"""
