@@ -41,7 +41,8 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     ".score": ("Score",),
     ".io.run_qrels": ("Run", "Qrels"),
     ".io.run_files": ("read_run", "read_qrels", "detect_format", "FORMATS"),
-    "._evaluate": ("evaluate", "EvaluationReport", "DEFAULT_METRICS"),
+    ".evaluation.engines": ("evaluate",),
+    ".evaluation.report": ("EvaluationReport", "DEFAULT_METRICS"),
     ".metrics.ranking": ("precision_at_k", "recall_at_k", "hit_rate_at_k", "mrr",
                          "mean_average_precision_at_k", "ndcg_at_k"),
     ".metrics.context": ("context_precision", "context_recall", "context_relevance", "context_entity_recall",
@@ -76,7 +77,8 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names load lazily
     from ._compare import ComparisonReport, compare, compare_per_query, compare_records
-    from ._evaluate import DEFAULT_METRICS, EvaluationReport, evaluate
+    from .evaluation.report import DEFAULT_METRICS, EvaluationReport
+    from .evaluation.engines import evaluate
     from .records.evaluation import RecordsReport, evaluate_records
     from .metrics.registry import METRICS
     from .metrics.entry import Metric

@@ -417,7 +417,8 @@ def compare(qrels, runs: Mapping[str, Any], metrics: str | Sequence[str] = DEFAU
     >>> int(row["wins"]), int(row["ties"]), int(row["losses"])
     (3, 1, 0)
     """
-    from ._evaluate import _as_qrels, evaluate
+    from .evaluation.local import as_qrels
+    from .evaluation.engines import evaluate
 
     if not isinstance(runs, Mapping):
         raise EvalSuiteError("runs must map each system name to its run, e.g. {'bm25': 'bm25.trec', 'dense': run}",
@@ -428,7 +429,7 @@ def compare(qrels, runs: Mapping[str, Any], metrics: str | Sequence[str] = DEFAU
     correction = "none" if correction is None else correction
     _check_options(test, correction, alpha, n_resamples, ci, confidence, tie_tolerance, seed, zero_method, pairs)
     order, compared = _resolve_pairs(names, None if baseline is None else str(baseline), pairs)
-    shared_qrels = _as_qrels(qrels)
+    shared_qrels = as_qrels(qrels)
     evaluations = {str(name): evaluate(shared_qrels, run, metrics, queries=queries, rel_level=rel_level)
                    for name, run in runs.items()}
     # Under queries="qrels" every run is scored on every qrels query, so two runs over disjoint

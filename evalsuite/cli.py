@@ -19,7 +19,7 @@ import pandas as pd
 
 from .metrics.registry import TREC_FAMILY_CUTOFFS, TREC_PRINT_ORDER
 from .errors import EvalSuiteError
-from ._evaluate import evaluate
+from .evaluation.engines import evaluate
 from .io.run_files import read_qrels, read_run
 from .utils.checks import safe_csv
 
@@ -252,7 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _main_dask(args, measures: list[str], rel_level) -> int:
     """``--engine dask``: evaluate on a Dask cluster (Dask's progress bar on stderr), print as main() does."""
-    from .distributed import evaluate_dask
+    from .evaluation.distributed import evaluate_dask
 
     options = {k: v for k, v in (("n_workers", args.workers), ("memory_limit", args.memory_limit)) if v is not None}
     if args.workers is not None:

@@ -51,7 +51,8 @@ TESTED_ELSEWHERE = {
     "evalsuite.utils.parallel": "test_io.py", "evalsuite.utils.checks": "test_display.py",
     "evalsuite.io._reading": "test_io.py", "evalsuite.io._read_ranked": "test_io.py",
     "evalsuite.records.evaluation": "test_records.py", "evalsuite._paired_stats": "test_compare.py",
-    "evalsuite._comparison_report": "test_compare.py", "evalsuite._evaluate": "test_conventions.py",
+    "evalsuite._comparison_report": "test_compare.py", "evalsuite.evaluation.report": "test_conventions.py",
+    "evalsuite.evaluation.local": "test_conventions.py", "evalsuite.evaluation.engines": "test_conventions.py",
     "evalsuite.io.run_qrels": "test_io.py", "evalsuite.io.columns": "test_io.py", "evalsuite.io.run_files": "test_io.py",
     "evalsuite.io.record_files": "test_records.py", "evalsuite.records.schema": "test_records.py", "evalsuite.records.table": "test_records.py",
     "evalsuite.records.validation": "test_records.py", "evalsuite.records.vendors": "test_exports.py", "evalsuite.score": "test_ranking.py", "evalsuite.errors": "test_bad_input.py",
@@ -116,7 +117,7 @@ def test_import_costs_a_fraction_of_importing_numpy():
 def test_public_names_load_on_first_use():
     import evalsuite as es
     assert set(dir(es)) >= set(es.__all__)
-    assert es.evaluate is es._evaluate.evaluate
+    assert es.evaluate is es.evaluation.engines.evaluate
     import pytest
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         es.no_such_name

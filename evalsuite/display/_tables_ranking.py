@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 from ..io.run_qrels import Qrels, Run
 from ..utils.checks import FORMULA_PREFIXES, safe_csv
 from ..errors import EvalSuiteError
-from .._evaluate import EvaluationReport
+from ..evaluation.report import EvaluationReport
 
 __all__ = ['FORMULA_PREFIXES', 'safe_csv', 'describe_run', 'describe_qrels', 'describe_records', 'overview_table', 'query_accounting', 'judged_table', 'per_query_table', 'ranked_list_with_labels', 'side_by_side_lists', 'metric_name', 'difference_columns', 'per_query_difference', 'query_order', 'PR_CURVE_LEVELS', 'PR_CURVE_METRICS', 'pr_curve_table', 'TREC_SUMMARY_METRICS', 'trec_summary_table', 'comparison_rows', 'systems_by_metrics', 'differences_from_baseline']
 

@@ -32,11 +32,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .errors import EvalSuiteError, reading_errors
+from ..errors import EvalSuiteError, reading_errors
 
 __all__ = ["evaluate_dask", "shard_paths"]
 
-log = logging.getLogger(__name__)
+# The logger's documented name (docs/scale.md), kept when this module moved into evaluation/.
+log = logging.getLogger("evalsuite.distributed")
 
 _RUN_COLUMNS = {"query_id": "string[pyarrow]", "doc_id": "string[pyarrow]", "score": "float64",
                 "_shard": "int32", "_row": "int64", "_p": "int64"}
@@ -138,7 +139,7 @@ def _after_newline(handle, pos: int, size: int) -> int:
 def _pieces(paths: list[str], block_bytes: int) -> list:
     """Input partitions: a file, or (path, start, end) byte blocks, cut at line breaks, of an
     uncompressed TREC file larger than ``block_bytes`` (gzip and the column formats are read whole)."""
-    from .io.run_files import detect_format
+    from ..io.run_files import detect_format
 
     out: list = []
     for path in paths:
@@ -183,8 +184,8 @@ def _parse_shard(piece, kind: str, limits):
 
 
 def _parse_piece(piece, kind: str, limits):
-    from .io.columns import Locator, check_finite, check_ids
-    from .io.run_files import read_columns
+    from ..io.columns import Locator, check_finite, check_ids
+    from ..io.run_files import read_columns
 
     name = _piece_name(piece)
     with reading_errors(name):
@@ -298,7 +299,7 @@ def _arrow_ids(series: pd.Series) -> pa.Array:
 
 def _defaulted_values(qrels, specs, rel: float, queries_: list[str]) -> dict[str, np.ndarray]:
     """Per-query values of qrels queries that have no run rows at all (the kernel, with no rows)."""
-    from .metrics.ranking_kernel import JudgedRanking, compute_metrics
+    from ..metrics.ranking_kernel import JudgedRanking, compute_metrics
 
     index = pd.Index(queries_)
     row_query = index.get_indexer(pd.Index(np.repeat(qrels.query_ids, qrels.counts)))
@@ -316,9 +317,10 @@ def _evaluate_partition(run: pd.DataFrame, qrels: pd.DataFrame, metric_names: li
                         rel_level: float, duplicates: str, run_sources: list, qrels_sources: list, limits,
                         max_docs: int | None = None) -> dict:
     """Evaluate one partition (every query of it is whole here) with the single-machine evaluate()."""
-    from .io.run_qrels import build_qrels, build_run
-    from ._evaluate import evaluate, parse_metrics
-    from .utils.checks import check_rel_level
+    from ..io.run_qrels import build_qrels, build_run
+    from .local import evaluate_local
+    from .report import parse_metrics
+    from ..utils.checks import check_rel_level
 
     specs = parse_metrics(metric_names)
     rel = check_rel_level(rel_level)
@@ -342,7 +344,7 @@ def _evaluate_partition(run: pd.DataFrame, qrels: pd.DataFrame, metric_names: li
             _check_duplicates(qrels, "qrels", qrels_sources, limits)
         raise
     if set(run_ids) & set(qrels_ids):
-        report = evaluate(q, r, metric_names, queries=queries, rel_level=rel_level, max_docs=max_docs)
+        report = evaluate_local(q, r, metric_names, queries=queries, rel_level=rel_level, max_docs=max_docs)
         out["per_query"] = report.per_query
         out["no_relevant"] = report.no_relevant_queries
         del report, q, r
@@ -364,14 +366,14 @@ def _evaluate_partition(run: pd.DataFrame, qrels: pd.DataFrame, metric_names: li
 
 def _frame_from_dataframe(ddf, kind: str, n_partitions: int):
     """Columns of a caller's Dask DataFrame mapped to ours (query id, doc id, score or rank / grade)."""
-    from .io.columns import column_roles
+    from ..io.columns import column_roles
 
     roles = column_roles(list(ddf.columns), kind, f"{kind} data frame")
     value_col = "score" if kind == "run" else "grade"
     meta = pd.DataFrame({c: pd.Series(dtype=t) for c, t in (_RUN_COLUMNS if kind == "run" else _QRELS_COLUMNS).items()})
 
     def convert(part: pd.DataFrame, partition_info=None) -> pd.DataFrame:
-        from .io.columns import Locator, check_finite, check_ids, frame_columns
+        from ..io.columns import Locator, check_finite, check_ids, frame_columns
 
         number = partition_info["number"] if partition_info else 0
         where = Locator(f"{kind} data frame partition {number}", lambda row: row + 1, "row")
@@ -400,7 +402,7 @@ def _input_frame(value, kind: str, block_bytes: int):
     read on the workers, with the data frame they make (meta), or a Dask DataFrame (and None)."""
     import dask.dataframe as dd
 
-    from .io.run_qrels import Qrels, Run
+    from ..io.run_qrels import Qrels, Run
 
     meta = pd.DataFrame({c: pd.Series(dtype=t) for c, t in (_RUN_COLUMNS if kind == "run" else _QRELS_COLUMNS).items()})
     if isinstance(value, dd.DataFrame):
@@ -513,9 +515,9 @@ def evaluate_dask(qrels, run, metrics: str | Sequence[str] | None = None, querie
     import dask.dataframe as dd
     from distributed import as_completed
 
-    from ._evaluate import DEFAULT_METRICS, QUERY_POLICIES, parse_metrics
-    from .io.columns import check_duplicates_policy
-    from .utils.checks import check_rel_level
+    from .report import DEFAULT_METRICS, QUERY_POLICIES, parse_metrics
+    from ..io.columns import check_duplicates_policy
+    from ..utils.checks import check_rel_level
 
     specs = parse_metrics(DEFAULT_METRICS if metrics is None else metrics)
     metric_names = [s.name for s in specs]
@@ -575,7 +577,7 @@ def evaluate_dask(qrels, run, metrics: str | Sequence[str] | None = None, querie
 def _assemble(parts, run_infos, qrels_infos, specs, queries, rel_level, n_parts, name, run, qrels, max_docs):
     """The report, from the partitions' results, by the single-machine evaluate()'s own query
     policy and report assembly (so the words and the corpus values are the same too)."""
-    from ._evaluate import _queries_to_evaluate, build_report
+    from .report import build_report, queries_to_evaluate
 
     run_set: set[str] = set()
     qrels_set: set[str] = set()
@@ -593,7 +595,7 @@ def _assemble(parts, run_infos, qrels_infos, specs, queries, rel_level, n_parts,
         warnings += [f"qrels: {info['source']}: {w}" for w in info["warnings"]]
     for note in sorted({n for part in parts for n in part["notes"]}):
         warnings.append(note)
-    eval_ids, dropped = _queries_to_evaluate(run_set, qrels_set, queries, warnings)
+    eval_ids, dropped = queries_to_evaluate(run_set, qrels_set, queries, warnings)
     defaulted = sorted(set(eval_ids) - run_set)
     frames = [p["per_query"] for p in parts if len(p["per_query"])]
     table = pd.concat(frames) if frames else pd.DataFrame(columns=[spec.name for spec in specs], dtype=np.float64)
