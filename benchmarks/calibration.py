@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from evalsuite import calibration as cal  # noqa: E402
+from evalsuite.stats import agreement, ppi  # noqa: E402
 
 
 def median_time(fn, rounds: int) -> float:
@@ -52,7 +52,7 @@ def main() -> None:
     rows = []
     for tuned in (False, True):
         lam = None if tuned else 1
-        ours = median_time(lambda: cal.ppi_mean(y, f, fu, tuned=tuned), args.rounds)
+        ours = median_time(lambda: ppi.ppi_mean(y, f, fu, tuned=tuned), args.rounds)
         ref = median_time(lambda: ppi_py.ppi_mean_ci(y, f, fu, alpha=0.05, lam=lam), args.rounds)
         rows.append((f"ppi_mean ({'PPI++' if tuned else 'PPI'}), n=10k, N=1M", ours, "ppi_py.ppi_mean_ci", ref))
 
@@ -67,7 +67,7 @@ def main() -> None:
         metrics.precision_score(human, judge)
         metrics.recall_score(human, judge)
 
-    ours = median_time(lambda: cal.agreement(judge, human), args.rounds)
+    ours = median_time(lambda: agreement.agreement(judge, human), args.rounds)
     ref = median_time(sklearn_all, args.rounds)
     rows.append(("agreement, 1M pairs (with intervals)", ours, "scikit-learn, 5 functions (no intervals)", ref))
     print(f"{'what':45s} {'evalsuite':>10s} {'reference':>10s} {'ratio':>6s}  reference tool")

@@ -44,9 +44,9 @@ import scipy.stats
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evalsuite._compare import compare_per_query  # noqa: E402
-from evalsuite._paired_stats import adjust_p_values  # noqa: E402
-from evalsuite._resampling import BLOCK_ELEMENTS  # noqa: E402
+from evalsuite.stats.comparison import compare_per_query  # noqa: E402
+from evalsuite.stats.paired import adjust_p_values  # noqa: E402
+from evalsuite.stats.resampling import BLOCK_ELEMENTS  # noqa: E402
 
 METRICS = ("ndcg@10", "map@100", "mrr@10", "recall@100")
 

@@ -13,7 +13,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from evalsuite import calibration as cal
+from evalsuite.stats import agreement, judgement_tables, ppi
 from evalsuite.errors import EvalSuiteError
 
 from .constants import SAMPLE_DIR
@@ -29,14 +29,14 @@ _COLOURS = {"judge only": "#d62728", "human only": "#7f7f7f", "PPI": "#1f77b4"}
 @st.cache_data(show_spinner=False)
 def sample_judgements() -> pd.DataFrame:
     """The shipped calibration samples (``sample_data/calibration``), one table."""
-    parts = [cal.read_judgements(CALIBRATION_DIR / name) for name in SAMPLE_TABLES if (CALIBRATION_DIR / name).exists()]
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=[*cal.JUDGEMENT_COLUMNS, "line"])
+    parts = [judgement_tables.read_judgements(CALIBRATION_DIR / name) for name in SAMPLE_TABLES if (CALIBRATION_DIR / name).exists()]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=[*judgement_tables.JUDGEMENT_COLUMNS, "line"])
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def read_uploaded(name: str, data: bytes) -> pd.DataFrame:
     """An uploaded judgement table (errors raise EvalSuiteError naming file, line, field, value)."""
-    return cal.read_judgements(data, source_name=name, max_bytes=MAX_UPLOAD_BYTES)
+    return judgement_tables.read_judgements(data, source_name=name, max_bytes=MAX_UPLOAD_BYTES)
 
 
 def record_judgements(files) -> tuple[pd.DataFrame | None, list[tuple[str, str]]]:
@@ -55,7 +55,7 @@ def record_judgements(files) -> tuple[pd.DataFrame | None, list[tuple[str, str]]
             for column in sorted(columns):
                 field = column[len("human_"):]
                 if column.startswith("human_") and field in columns:
-                    parts.append(cal.judgements_from_records(records, field, judge=f"{field} in {f.name}",
+                    parts.append(judgement_tables.judgements_from_records(records, field, judge=f"{field} in {f.name}",
                                                              judgement=field))
         except Exception as exc:  # one bad file must not hide the others
             problems.append((f.name, str(exc) if isinstance(exc, EvalSuiteError) else type(exc).__name__))
@@ -64,7 +64,7 @@ def record_judgements(files) -> tuple[pd.DataFrame | None, list[tuple[str, str]]
 
 def too_small_note(n: int) -> str:
     """The sentence shown when an interval rests on fewer than MIN_LABELS human labels."""
-    return (f"Only {n} human-labelled requests (fewer than {cal.MIN_LABELS}): the normal approximation behind "
+    return (f"Only {n} human-labelled requests (fewer than {agreement.MIN_LABELS}): the normal approximation behind "
             "this interval is poor, so read it as a rough range, not a 95% guarantee. Label more requests.")
 
 
@@ -133,7 +133,7 @@ def forest_figure(intervals: pd.DataFrame, title: str):
 
 
 def ppi_difference_section(judgements: pd.DataFrame, baseline: str, system: str, judgement: str | None = None,
-                           tuned: bool = False, container=None) -> cal.Interval | None:
+                           tuned: bool = False, container=None) -> agreement.Interval | None:
     """Draw the prediction-powered interval of ``system - baseline`` (Compare's sign) for one
     judgement type, with what it rests on; return the interval (None when it cannot be computed).
 
@@ -144,7 +144,7 @@ def ppi_difference_section(judgements: pd.DataFrame, baseline: str, system: str,
     box = container or st
     box.subheader("Difference with prediction-powered inference")
     try:
-        iv = cal.difference_interval(judgements, baseline, system, judgement, tuned=tuned)
+        iv = ppi.difference_interval(judgements, baseline, system, judgement, tuned=tuned)
     except EvalSuiteError as exc:
         box.info(f"No PPI interval of the difference: {plain(exc)}")
         return None

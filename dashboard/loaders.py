@@ -38,7 +38,7 @@ from typing import Any
 import streamlit as st
 
 import evalsuite as es
-from evalsuite._compare import compare as _compare, compare_per_query as _compare_per_query
+from evalsuite.stats.comparison import compare as _compare, compare_per_query as _compare_per_query
 from evalsuite.io.isolation import (
     DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_S, DEFAULT_WORKERS, ReaderPool, set_default_pool,
 )

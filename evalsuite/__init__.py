@@ -54,7 +54,8 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     ".records.table": ("Records", "concat_records"),
     ".io.record_files": ("detect_records_format", "read_records"),
     ".records.evaluation": ("RecordsReport", "evaluate_records"),
-    "._compare": ("compare", "compare_per_query", "compare_records", "ComparisonReport"),
+    ".stats.comparison": ("compare", "compare_per_query", "compare_records"),
+    ".stats.comparison_report": ("ComparisonReport",),
     ".records.attribution": ("attribute_failures", "with_attributed_failures", "ATTRIBUTION_RULES"),
 }
 _MODULE_OF = {name: module for module, names in _PUBLIC.items() for name in names}
@@ -76,7 +77,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names load lazily
-    from ._compare import ComparisonReport, compare, compare_per_query, compare_records
+    from .stats.comparison import ComparisonReport, compare, compare_per_query, compare_records
     from .evaluation.report import DEFAULT_METRICS, EvaluationReport
     from .evaluation.engines import evaluate
     from .records.evaluation import RecordsReport, evaluate_records

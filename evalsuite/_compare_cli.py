@@ -27,7 +27,7 @@ EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT = 0, 1, 2
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ._paired_stats import CORRECTIONS, DEFAULT_COMPARE_METRICS, TESTS
+    from .stats.paired import CORRECTIONS, DEFAULT_COMPARE_METRICS, TESTS
 
     parser = argparse.ArgumentParser(
         prog="evalsuite compare",
@@ -72,7 +72,7 @@ def _names(paths: list[str]) -> list[str]:
 
 
 def _report(args):
-    from ._compare import compare, compare_records
+    from .stats.comparison import compare, compare_records
     from .cli import expand_measures
 
     rel_level = int(args.rel_level) if float(args.rel_level).is_integer() else args.rel_level

@@ -14,7 +14,7 @@ import streamlit as st
 from dashboard import calibration_view as cv
 from dashboard import session, ui
 from dashboard.text import plain
-from evalsuite import calibration as cal
+from evalsuite.stats import agreement, judgement_tables, ppi
 
 _PCT = {c: st.column_config.NumberColumn(c, format="%.3f")
         for c in ("accuracy", "accuracy_low", "accuracy_high", "kappa", "kappa_low", "kappa_high", "precision",
@@ -49,7 +49,7 @@ def _tables() -> pd.DataFrame | None:
         try:
             table = cv.read_uploaded(name, data)
             if label_file is not None:
-                table, counts = cal.join_human_labels(table, label_file[1], source_name=label_file[0],
+                table, counts = judgement_tables.join_human_labels(table, label_file[1], source_name=label_file[0],
                                                       max_bytes=cv.MAX_UPLOAD_BYTES)
                 note = f"{counts['matched']} label rows of {label_file[0]} joined"
                 if counts["unmatched"]:
@@ -103,8 +103,8 @@ def render() -> None:
     st.caption(f"Judge: {plain(judge or '(unnamed)')}")
 
     st.header("Agreement with human labels")
-    pooled = cal.agreement_table(part, by=("judge", "judgement"))
-    per_system = cal.agreement_table(part, by=("judge", "judgement", "system"))
+    pooled = agreement.agreement_table(part, by=("judge", "judgement"))
+    per_system = agreement.agreement_table(part, by=("judge", "judgement", "system"))
     pooled.insert(2, "system", "all systems")
     agree = pd.concat([pooled, per_system], ignore_index=True)
     # The judge and judgement type are picked above; the CSV keeps them.
@@ -116,14 +116,14 @@ def render() -> None:
     ui.download_csv(agree, "calibration_agreement.csv", key="calibration_agreement_csv")
     small = agree[agree["too_small"]]
     if len(small):
-        st.warning(plain(f"Fewer than {cal.MIN_LABELS} labelled items for: "
+        st.warning(plain(f"Fewer than {agreement.MIN_LABELS} labelled items for: "
                          + ", ".join(map(str, small["system"])) + ". Their intervals span most of the range."))
     left, right = st.columns(2)
     ui.chart(cv.confusion_figure(pooled.iloc[0], "Confusion matrix, all systems"), key="calibration_confusion",
              container=left)
     scores = part[["judge_score", "human_label"]].dropna()
     if len(scores) and scores["judge_score"].between(0, 1).all():
-        rel = cal.reliability(scores["judge_score"].to_numpy(), scores["human_label"].to_numpy(), bins=10)
+        rel = agreement.reliability(scores["judge_score"].to_numpy(), scores["human_label"].to_numpy(), bins=10)
         ui.chart(cv.reliability_figure(rel, "Reliability: judge score against human rate"),
                  key="calibration_reliability", container=right)
     else:
@@ -142,8 +142,8 @@ def render() -> None:
                       help="PPI: lambda = 1 (Angelopoulos et al. 2023). PPI++: lambda tuned in [0, 1] to minimise the "
                            "variance (Angelopoulos, Duchi & Zrnic 2023), never much wider than human only.")
     tuned = method == "PPI++ (tuned)"
-    used = cal.labelled_subset(part, int(budget), seed=int(seed)) if budget < n_ids else part
-    intervals = cal.system_intervals(used, tuned=tuned)
+    used = ppi.labelled_subset(part, int(budget), seed=int(seed)) if budget < n_ids else part
+    intervals = ppi.system_intervals(used, tuned=tuned)
     ui.chart(cv.forest_figure(intervals, f"{judgement}: system means with 95% intervals"), key="calibration_forest")
     st.caption("Judge only: the judge's own mean over every request, an interval for the judge, biased for the "
                "human mean by the judge's errors. Human only: the mean of the human labels kept (valid, wide). "

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from evalsuite import EvalSuiteError
-from evalsuite import calibration as cal
+from evalsuite.stats import agreement, judgement_tables, ppi
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 ppi_py = pytest.importorskip("ppi_py")
@@ -32,7 +32,7 @@ def _fixed_vectors(seed: int, n: int = 200):
 @pytest.mark.parametrize("seed", RNG_SEEDS)
 def test_agreement_matches_scikit_learn(seed):
     judge, human = _fixed_vectors(seed)
-    a = cal.agreement(judge, human)
+    a = agreement.agreement(judge, human)
     assert a.n == len(judge) and a.dropped == 0
     assert np.array_equal(a.confusion, sklearn_metrics.confusion_matrix(human, judge, labels=[0, 1]))
     assert a.accuracy.estimate == pytest.approx(sklearn_metrics.accuracy_score(human, judge), abs=1e-12)
@@ -44,7 +44,7 @@ def test_agreement_matches_scikit_learn(seed):
 @pytest.mark.parametrize("seed", RNG_SEEDS)
 def test_agreement_intervals_match_statsmodels(seed):
     judge, human = _fixed_vectors(seed, n=120)
-    a = cal.agreement(judge, human, confidence=0.95)
+    a = agreement.agreement(judge, human, confidence=0.95)
     ref = inter_rater.cohens_kappa(a.confusion)  # its kappa_low / kappa_upp are at 95%
     assert a.kappa.estimate == pytest.approx(ref.kappa, abs=1e-12)
     assert a.kappa.extra["se"] == pytest.approx(ref.std_kappa, abs=1e-12)
@@ -56,51 +56,51 @@ def test_agreement_intervals_match_statsmodels(seed):
 
 
 def test_agreement_drops_missing_pairs_and_flags_small_n():
-    a = cal.agreement([True, None, False, True], [True, False, np.nan, False])
+    a = agreement.agreement([True, None, False, True], [True, False, np.nan, False])
     assert a.n == 2 and a.dropped == 2 and a.too_small
     assert a.confusion.tolist() == [[0, 1], [0, 1]]
     # The judge said yes to both: agreement is exactly chance, kappa 0 (scikit-learn agrees).
     assert a.kappa.estimate == sklearn_metrics.cohen_kappa_score([1, 0], [1, 1]) == 0
     # Both sides constant and equal: p_e = 1 and kappa is undefined (NaN), not 1 or 0.
-    assert math.isnan(cal.agreement([1, 1, 1], [1, 1, 1]).kappa.estimate)
-    big = cal.agreement(*_fixed_vectors(0, n=cal.MIN_LABELS))
+    assert math.isnan(agreement.agreement([1, 1, 1], [1, 1, 1]).kappa.estimate)
+    big = agreement.agreement(*_fixed_vectors(0, n=agreement.MIN_LABELS))
     assert not big.too_small
 
 
 def test_agreement_rejects_bad_labels():
     with pytest.raises(EvalSuiteError) as err:
-        cal.agreement([1, 2], [1, 0])
+        agreement.agreement([1, 2], [1, 0])
     assert err.value.field == "judge[1]" and err.value.value == 2
     with pytest.raises(EvalSuiteError, match="one value per item"):
-        cal.agreement([1, 0, 1], [1, 0])
+        agreement.agreement([1, 0, 1], [1, 0])
     with pytest.raises(EvalSuiteError) as err:  # text is never read as a number here
-        cal.agreement([1, 0], [1, "0"])
+        agreement.agreement([1, 0], [1, "0"])
     assert err.value.field == "human[1]" and err.value.value == "0"
     # a numeric array takes the fast path and is checked all the same
     with pytest.raises(EvalSuiteError) as err:
-        cal.agreement(np.array([0.0, 0.5]), np.array([0, 1]))
+        agreement.agreement(np.array([0.0, 0.5]), np.array([0, 1]))
     assert err.value.field == "judge[1]"
 
 
 def test_rank_correlation_matches_scipy_by_hand():
     # Spearman of ranks (1, 3, 2, 4) vs (1, 2, 3, 4): 1 - 6 * 2 / (4 * 15) = 0.8; Kendall: 5 concordant,
     # 1 discordant of 6 pairs: (5 - 1) / 6.
-    r = cal.rank_correlation([0.1, 0.4, 0.35, 0.8, None], [1, 2, 3, 4, 5])
+    r = agreement.rank_correlation([0.1, 0.4, 0.35, 0.8, None], [1, 2, 3, 4, 5])
     assert r["n"] == 4
     assert r["spearman"] == pytest.approx(0.8)
     assert r["kendall"] == pytest.approx(4 / 6)
-    assert math.isnan(cal.rank_correlation([1, 1, 1], [1, 2, 3])["spearman"])
+    assert math.isnan(agreement.rank_correlation([1, 1, 1], [1, 2, 3])["spearman"])
 
 
 def test_reliability_bins():
-    table = cal.reliability([0.05, 0.15, 0.55, 0.6, 1.0], [0, 0, 1, 0, 1], bins=5)
+    table = agreement.reliability([0.05, 0.15, 0.55, 0.6, 1.0], [0, 0, 1, 0, 1], bins=5)
     # bins [0, .2), [.4, .6), [.6, .8), [.8, 1]: a score of exactly 1 falls in the last bin
     assert table["n"].tolist() == [2, 1, 1, 1]
     assert table["human_rate"].tolist() == [0.0, 1.0, 0.0, 1.0]
     assert table["bin_low"].tolist() == [0.0, 0.4, 0.6, 0.8]
     assert table["mean_score"].tolist() == pytest.approx([0.1, 0.55, 0.6, 1.0])
     with pytest.raises(EvalSuiteError) as err:
-        cal.reliability([0.5, 1.5], [1, 0])
+        agreement.reliability([0.5, 1.5], [1, 0])
     assert err.value.field == "judge_scores[1]"
 
 
@@ -119,12 +119,12 @@ def _synthetic(seed: int, n: int, big_n: int, p: float = 0.7):
 def test_ppi_matches_ppi_python(seed, tuned):
     y, f, fu, _ = _synthetic(seed, 80, 700)
     lam = None if tuned else 1
-    iv = cal.ppi_mean(y, f, fu, confidence=0.9, tuned=tuned)
+    iv = ppi.ppi_mean(y, f, fu, confidence=0.9, tuned=tuned)
     point = ppi_py.ppi_mean_pointestimate(y, f, fu, lam=lam)
     low, high = ppi_py.ppi_mean_ci(y, f, fu, alpha=0.1, lam=lam)
     assert iv.estimate == pytest.approx(float(np.squeeze(point)), abs=1e-12)
     assert (iv.low, iv.high) == pytest.approx((float(np.squeeze(low)), float(np.squeeze(high))), abs=1e-12)
-    classic = cal.classical_mean(y, confidence=0.9)
+    classic = ppi.classical_mean(y, confidence=0.9)
     low, high = ppi_py.classical_mean_ci(y, alpha=0.1)
     assert (classic.low, classic.high) == pytest.approx((float(np.squeeze(low)), float(np.squeeze(high))), abs=1e-12)
 
@@ -137,7 +137,7 @@ def test_ppi_closed_form_of_the_paper():
     fu = np.array([1, 1, 0, 1, 1, 0, 1, 1, 0, 1.0])
     theta = fu.mean() - (f - y).mean()
     se = math.sqrt(fu.var() / len(fu) + (f - y).var() / len(y))
-    iv = cal.ppi_mean(y, f, fu)
+    iv = ppi.ppi_mean(y, f, fu)
     assert iv.estimate == pytest.approx(theta)
     assert (iv.low, iv.high) == pytest.approx((theta - 1.959963984540054 * se, theta + 1.959963984540054 * se))
     assert iv.extra["lam"] == 1.0 and iv.n == 6 and iv.n_unlabelled == 10 and iv.too_small
@@ -145,7 +145,7 @@ def test_ppi_closed_form_of_the_paper():
 
 def test_perfect_judge_gives_the_judge_mean_and_narrower_interval():
     y, _, _, full = _synthetic(9, 60, 600)
-    m = cal.mean_intervals(full[:60], full[:60], full[60:])
+    m = ppi.mean_intervals(full[:60], full[:60], full[60:])
     assert m["ppi"].estimate == pytest.approx(full[60:].mean())
     assert m["ppi"].width < m["human"].width / 2
 
@@ -159,7 +159,7 @@ def test_ppi_interval_covers_the_true_mean_about_95_percent(tuned):
     covered = judge_covered = 0
     for seed in range(draws):
         y, f, fu, _ = _synthetic(10_000 + seed, 150, 1500, p)
-        m = cal.mean_intervals(y, f, fu, tuned=tuned)
+        m = ppi.mean_intervals(y, f, fu, tuned=tuned)
         covered += m["ppi"].low <= p <= m["ppi"].high
         judge_covered += m["judge"].low <= p <= m["judge"].high
     assert 0.935 <= covered / draws <= 0.965, covered
@@ -179,8 +179,8 @@ def test_paired_difference_interval_covers_and_is_narrower_than_independent():
         fb = np.where(rng.random(n + big_n) < 0.15, 1 - yb, yb)
         a = (ya[:n], fa[:n], fa[n:])
         b = (yb[:n], fb[:n], fb[n:])
-        paired = cal.ppi_mean_difference(b, a, paired=True)
-        indep = cal.ppi_mean_difference(b, a, paired=False)
+        paired = ppi.ppi_mean_difference(b, a, paired=True)
+        indep = ppi.ppi_mean_difference(b, a, paired=False)
         covered += paired.low <= -0.10 <= paired.high
         ratios.append(paired.width / indep.width)
     assert 0.92 <= covered / draws <= 0.98
@@ -190,13 +190,13 @@ def test_paired_difference_interval_covers_and_is_narrower_than_independent():
 
 def test_ppi_errors_and_empty_sets():
     with pytest.raises(EvalSuiteError, match="one value per labelled request"):
-        cal.ppi_mean([1, 0], [1], [1, 1])
+        ppi.ppi_mean([1, 0], [1], [1, 1])
     with pytest.raises(EvalSuiteError) as err:
-        cal.ppi_mean([1, None], [1, 0], [1])
+        ppi.ppi_mean([1, None], [1, 0], [1])
     assert err.value.field == "human[1]"
-    assert math.isnan(cal.ppi_mean([], [], [1, 0]).estimate)
+    assert math.isnan(ppi.ppi_mean([], [], [1, 0]).estimate)
     with pytest.raises(EvalSuiteError):
-        cal.ppi_mean([1], [1], [1], confidence=1.0)
+        ppi.ppi_mean([1], [1], [1], confidence=1.0)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -211,83 +211,83 @@ TABLE = (b"query_id,system,judgement,item,judge,judge_score,judge_label,human_la
 
 
 def test_read_judgements_and_errors(tmp_path):
-    t = cal.read_judgements(TABLE, source_name="j.csv")
+    t = judgement_tables.read_judgements(TABLE, source_name="j.csv")
     assert len(t) == 4 and t["human_label"].isna().sum() == 1 and t["line"].tolist() == [2, 3, 4, 5]
     bad = TABLE.replace(b"q2,A,claim_support,0,lex,0.7,1,0", b"q2,A,claim_support,0,lex,0.7,maybe,0")
     with pytest.raises(EvalSuiteError) as err:
-        cal.read_judgements(bad, source_name="j.csv")
+        judgement_tables.read_judgements(bad, source_name="j.csv")
     e = err.value
     assert (e.source, e.line, e.field, e.value) == ("j.csv", 4, "judge_label", "maybe")
     dup = TABLE + b"q1,B,claim_support,0,lex,0.1,0,0\n"
     with pytest.raises(EvalSuiteError, match="appears twice") as err:
-        cal.read_judgements(dup, source_name="j.csv")
+        judgement_tables.read_judgements(dup, source_name="j.csv")
     assert err.value.line == 6 and err.value.field == "query_id"
     with pytest.raises(EvalSuiteError) as err:
-        cal.read_judgements(b"system,judge_label\nA,1\n", source_name="j.csv")
+        judgement_tables.read_judgements(b"system,judge_label\nA,1\n", source_name="j.csv")
     assert err.value.field == "query_id" and err.value.line == 1
     path = tmp_path / "j.jsonl"
     path.write_text('{"query_id": "q1", "judge_score": 0.8, "human_label": true}\n{"query_id": "q2", "judge_score": "x"}\n')
     with pytest.raises(EvalSuiteError) as err:
-        cal.read_judgements(path)
+        judgement_tables.read_judgements(path)
     assert (err.value.source, err.value.line, err.value.field, err.value.value) == ("j.jsonl", 2, "judge_score", "x")
 
 
 def test_join_human_labels_by_request_and_item():
-    t = cal.read_judgements(TABLE, source_name="j.csv")
+    t = judgement_tables.read_judgements(TABLE, source_name="j.csv")
     labels = b"query_id\tsystem\titem\thuman_label\nq1\tA\t1\t[[Yes]]\nq2\tA\t0\tno\nq7\tA\t0\t1\n"
-    joined, counts = cal.join_human_labels(t, labels, source_name="h.tsv")
+    joined, counts = judgement_tables.join_human_labels(t, labels, source_name="h.tsv")
     assert joined["human_label"].tolist() == [1.0, 1.0, 0.0, 1.0]
     assert counts == {"matched": 2, "unmatched": 1, "first_unmatched_line": 4}
     # Without a system column, one label row labels the request for every system.
-    joined, counts = cal.join_human_labels(t, b"query_id,item,human_label\nq1,0,0\n")
+    joined, counts = judgement_tables.join_human_labels(t, b"query_id,item,human_label\nq1,0,0\n")
     assert joined.loc[joined["item"] == 0, "human_label"].tolist() == [0.0, 0.0, 0.0]
     assert counts["matched"] == 1
     with pytest.raises(EvalSuiteError) as err:
-        cal.join_human_labels(t, b"query_id,item,human_label\nq1,0,1\nq1,0,0\n", source_name="h.csv")
+        judgement_tables.join_human_labels(t, b"query_id,item,human_label\nq1,0,1\nq1,0,0\n", source_name="h.csv")
     assert (err.value.source, err.value.line, err.value.field, err.value.value) == ("h.csv", 3, "query_id", "q1")
     with pytest.raises(EvalSuiteError) as err:
-        cal.join_human_labels(t, b"query_id,item,human_label\nq1,-1,1\n", source_name="h.csv")
+        judgement_tables.join_human_labels(t, b"query_id,item,human_label\nq1,-1,1\n", source_name="h.csv")
     assert (err.value.line, err.value.field, err.value.value) == (2, "item", "-1")
     with pytest.raises(EvalSuiteError) as err:
-        cal.join_human_labels(t, b"query_id,item,human_label\nq1,0,1\nq2,0\n", source_name="h.csv")
+        judgement_tables.join_human_labels(t, b"query_id,item,human_label\nq1,0,1\nq2,0\n", source_name="h.csv")
     assert err.value.line == 3
     with pytest.raises(EvalSuiteError, match="human_label or human_score"):
-        cal.join_human_labels(t, b"query_id,item\nq1,0\n")
+        judgement_tables.join_human_labels(t, b"query_id,item\nq1,0\n")
 
 
 def test_judgements_from_records_human_columns():
     recs = pd.DataFrame({"query_id": ["q1", "q2"], "system": ["A", "A"],
                          "answer_claims_supported": [[True, False], [True]],
                          "human_answer_claims_supported": [[True, True], [None]]})
-    t = cal.judgements_from_records(recs, "answer_claims_supported", judge="lex")
+    t = judgement_tables.judgements_from_records(recs, "answer_claims_supported", judge="lex")
     assert t["judge_label"].tolist() == [1.0, 0.0, 1.0]
     assert t["human_label"].tolist()[:2] == [1.0, 1.0] and math.isnan(t["human_label"].iloc[2])
     recs.at[1, "human_answer_claims_supported"] = [True, True]
     with pytest.raises(EvalSuiteError) as err:
-        cal.judgements_from_records(recs, "answer_claims_supported")
+        judgement_tables.judgements_from_records(recs, "answer_claims_supported")
     assert err.value.line == 2 and err.value.field == "human_answer_claims_supported"
 
 
 def test_table_level_agreement_and_intervals():
-    t = cal.read_judgements(TABLE)
-    agree = cal.agreement_table(t, by=("judge", "judgement"))
+    t = judgement_tables.read_judgements(TABLE)
+    agree = agreement.agreement_table(t, by=("judge", "judgement"))
     assert agree[["n", "tp", "fp", "fn", "tn"]].values.tolist() == [[3, 2, 1, 0, 0]]
-    iv = cal.system_intervals(t)
+    iv = ppi.system_intervals(t)
     a = iv[(iv["system"] == "A")].set_index("estimator")
     # A: q1 judge mean 0.5, human 1 (only item 0 labelled); q2 judge 1, human 0. All labelled.
     assert a.loc["human only", "estimate"] == pytest.approx(0.5)
     assert a.loc["judge only", "estimate"] == pytest.approx(0.75)
     assert math.isnan(a.loc["PPI", "estimate"])  # no unlabelled request: nothing to add
     with pytest.raises(EvalSuiteError) as err:
-        cal.difference_interval(t, "A", "C")
+        ppi.difference_interval(t, "A", "C")
     assert err.value.field == "system_b"
 
 
 def test_labelled_subset_is_seeded_and_paired():
     rows = "".join(f"q{i},{s},c,0,lex,1,1,{(i + len(s)) % 2}\n" for i in range(20) for s in ("A", "BB"))
-    t = cal.read_judgements(b"query_id,system,judgement,item,judge,judge_score,judge_label,human_label\n" + rows.encode())
-    s1 = cal.labelled_subset(t, 5, seed=3)
-    s2 = cal.labelled_subset(t, 5, seed=3)
+    t = judgement_tables.read_judgements(b"query_id,system,judgement,item,judge,judge_score,judge_label,human_label\n" + rows.encode())
+    s1 = ppi.labelled_subset(t, 5, seed=3)
+    s2 = ppi.labelled_subset(t, 5, seed=3)
     assert s1["human_label"].equals(s2["human_label"])
     kept = s1[s1["human_label"].notna()]
     assert kept["query_id"].nunique() == 5 and len(kept) == 10  # the same ids for both systems
@@ -313,7 +313,7 @@ def test_calibration_samples_rebuild_byte_for_byte_and_match_the_sources(tmp_pat
         assert (tmp_path / name).read_bytes() == (shipped / name).read_bytes(), name
     # Independent of the script: RAGTruth answers with no span have every sentence labelled 1, and
     # the share of answers with a span (259 of 817, its SOURCE.md) is the share with a 0.
-    ragtruth = cal.read_judgements(shipped / "ragtruth_claim_support.csv")
+    ragtruth = judgement_tables.read_judgements(shipped / "ragtruth_claim_support.csv")
     any_zero = (ragtruth.groupby(["system", "query_id"])["human_label"].min() == 0).sum()
     assert any_zero == 259
     # ALCE: human_score is the utility rating of the source, label = rating >= 4.
@@ -321,9 +321,9 @@ def test_calibration_samples_rebuild_byte_for_byte_and_match_the_sources(tmp_pat
                          "human_eval_utility_completed.json").read_text("utf-8"))
     ratings = [r["utility_score"] for runs in source.values() for run in runs.values()
                for qid, r in run.items() if qid != "overall_results"]
-    alce = cal.read_judgements(shipped / "alce_utility.csv")
+    alce = judgement_tables.read_judgements(shipped / "alce_utility.csv")
     assert sorted(alce["human_score"]) == sorted(ratings)
     assert (alce["human_label"] == (alce["human_score"] >= 4)).all()
-    ares = cal.read_judgements(shipped / "ares_labels.csv")
+    ares = judgement_tables.read_judgements(shipped / "ares_labels.csv")
     assert len(ares) == 126 and ares.groupby("judgement").size().to_dict() == {
         "answer_faithfulness": 42, "answer_relevance": 42, "context_relevance": 42}

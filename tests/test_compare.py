@@ -15,16 +15,9 @@ import scipy.stats
 from conftest import CRANFIELD, SAMPLE
 
 import evalsuite as es
-from evalsuite._compare import (
-    TABLE_COLUMNS,
-    ComparisonReport,
-    adjust_p_values,
-    compare,
-    compare_per_query,
-    effect_size,
-    latex_escape,
-    paired_bootstrap_interval,
-    win_tie_loss,
+from evalsuite.stats.comparison import (
+    TABLE_COLUMNS, ComparisonReport, adjust_p_values, compare, compare_per_query, effect_size, latex_escape,
+    paired_bootstrap_interval, win_tie_loss,
 )
 
 

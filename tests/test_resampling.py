@@ -16,7 +16,7 @@ import pytest
 import scipy.stats
 
 from evalsuite import EvalSuiteError
-from evalsuite._resampling import BLOCK_ELEMENTS, bootstrap_intervals, sign_flip_tests
+from evalsuite.stats.resampling import BLOCK_ELEMENTS, bootstrap_intervals, sign_flip_tests
 
 
 def mean_statistic(x, axis=-1):
@@ -81,7 +81,7 @@ def test_undefined_entries_are_the_rows_own_test():
 
 
 def test_reproducible_by_seed_and_blocks_do_not_change_the_numbers(monkeypatch):
-    import evalsuite._resampling as module
+    import evalsuite.stats.resampling as module
 
     D = differences(500, 3, 2)
     first = sign_flip_tests(D, n_resamples=3_000, seed=9, westfall_young=True)

@@ -537,7 +537,7 @@ def systems_by_metrics(report, digits: int = 4) -> pd.DataFrame:
     x               0.1000 ▼
     y                 0.2000
     """
-    from .._comparison_report import higher_is_better
+    from ..stats.comparison_report import higher_is_better
 
     t = report.table
     baseline = report.params["baseline"]

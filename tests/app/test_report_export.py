@@ -8,7 +8,7 @@ import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 
 import evalsuite as es
-from evalsuite._compare import compare
+from evalsuite.stats.comparison import compare
 
 from .helpers import MINE, SAMPLE_FILES, open_page, sha256
 

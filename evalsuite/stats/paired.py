@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from .errors import EvalSuiteError
+from ..errors import EvalSuiteError
 
 __all__ = ["paired_randomization_test", "paired_bootstrap_interval", "adjust_p_values", "effect_size",
            "win_tie_loss", "TESTS", "CORRECTIONS", "CI_METHODS", "ZERO_METHODS", "PAIRS", "TABLE_COLUMNS",

@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from .errors import EvalSuiteError
+from ..errors import EvalSuiteError
 
 __all__ = ["sign_flip_tests", "bootstrap_intervals", "BLOCK_ELEMENTS"]
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import pandas as pd
 
-from .utils.checks import defuse_formula
-from .errors import EvalSuiteError
+from ..utils.checks import defuse_formula
+from ..errors import EvalSuiteError
 
-from ._paired_stats import CI_METHODS, CORRECTIONS, TESTS, ZERO_METHODS
+from .paired import CI_METHODS, CORRECTIONS, TESTS, ZERO_METHODS
 
 __all__ = ["ComparisonReport", "latex_escape"]
 
@@ -50,11 +50,11 @@ def higher_is_better(metric: str) -> bool:
     name = str(metric)
     if name.startswith(("latency", "ttft")):
         return False
-    from .records.schema import LOWER_IS_BETTER  # scores other tools define as lower is better (hallucination)
+    from ..records.schema import LOWER_IS_BETTER  # scores other tools define as lower is better (hallucination)
 
     if name in LOWER_IS_BETTER:
         return False
-    from .metrics.names import metric_info
+    from ..metrics.names import metric_info
 
     try:
         return bool(metric_info(name).higher_is_better)

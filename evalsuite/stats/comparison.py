@@ -24,14 +24,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import EvalSuiteError
+from ..errors import EvalSuiteError
 
-from ._comparison_report import ComparisonReport, latex_escape
-from ._paired_stats import (
+from .comparison_report import ComparisonReport, latex_escape
+from .paired import (
     CI_METHODS, CORRECTIONS, DEFAULT_COMPARE_METRICS, PAIRS, TABLE_COLUMNS, TESTS, ZERO_METHODS, _stats,
     adjust_p_values, effect_size, paired_bootstrap_interval, paired_randomization_test, win_tie_loss,
 )
-from ._resampling import bootstrap_intervals, sign_flip_tests
+from .resampling import bootstrap_intervals, sign_flip_tests
 
 __all__ = [
     "compare",
@@ -417,8 +417,8 @@ def compare(qrels, runs: Mapping[str, Any], metrics: str | Sequence[str] = DEFAU
     >>> int(row["wins"]), int(row["ties"]), int(row["losses"])
     (3, 1, 0)
     """
-    from .evaluation.local import as_qrels
-    from .evaluation.engines import evaluate
+    from ..evaluation.local import as_qrels
+    from ..evaluation.engines import evaluate
 
     if not isinstance(runs, Mapping):
         raise EvalSuiteError("runs must map each system name to its run, e.g. {'bm25': 'bm25.trec', 'dense': run}",
@@ -511,7 +511,7 @@ def compare_records(report, metrics: str | Sequence[str] | None = None, systems:
     >>> float(row["mean_baseline"]), float(row["mean_system"]), float(row["p_value"])
     (0.5, 0.875, 0.25)
     """
-    from .records.evaluation import RecordsReport
+    from ..records.evaluation import RecordsReport
 
     if not isinstance(report, RecordsReport):
         raise EvalSuiteError("expected a RecordsReport (from evalsuite.evaluate_records)", field="report",

@@ -1,0 +1,18 @@
+"""Statistics: is a difference between systems real, and how far to trust a judge.
+
+- :mod:`~evalsuite.stats.paired`: paired tests on per-query differences (randomization, t-test,
+  Wilcoxon, Tukey HSD), effect size, win/tie/loss, p-value corrections;
+- :mod:`~evalsuite.stats.resampling`: sign-flip tests and bootstrap intervals of many systems and
+  metrics at once (blocks of resamples, vectorised);
+- :mod:`~evalsuite.stats.comparison`: ``compare``, ``compare_per_query``, ``compare_records``:
+  every system against a baseline on every metric;
+- :mod:`~evalsuite.stats.comparison_report`: :class:`~evalsuite.stats.comparison_report.ComparisonReport`,
+  their result as a table, text, CSV, LaTeX and a CI verdict;
+- :mod:`~evalsuite.stats.judgement_tables`: what a judge and a person said about each item;
+- :mod:`~evalsuite.stats.agreement`: a judge's agreement with human labels (accuracy, kappa,
+  rank correlation, reliability), with intervals;
+- :mod:`~evalsuite.stats.ppi`: prediction-powered means of a judged metric, corrected with a few
+  human labels.
+
+``compare`` and the other public functions of the comparison are also names of the package root.
+"""
