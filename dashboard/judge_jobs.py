@@ -127,7 +127,8 @@ def build_judge(settings: dict, metrics, aspects, strictness: int, aspect_strict
     """A :class:`~evalsuite.ragas_judge.RagasJudge` for the page's settings."""
     from evalsuite.errors import EvalSuiteError
     from evalsuite.judges import LLMJudge
-    from evalsuite.ragas_judge import METRIC_NEEDS, RagasJudge
+    from evalsuite.judges.ragas_needs import METRIC_NEEDS
+    from evalsuite.judges.ragas import RagasJudge
 
     llm = None
     if any("llm" in METRIC_NEEDS[m][1] for m in metrics):
@@ -156,7 +157,7 @@ def _subset(records, rows):
 
 def _merge(records, judged, rows):
     """The file's records with the judged rows' columns put back at their positions."""
-    from evalsuite.judges._base import write_columns
+    from evalsuite.judges import write_columns
 
     if len(rows) == len(records):
         return judged

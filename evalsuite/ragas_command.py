@@ -23,7 +23,7 @@ __all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .ragas_judge import JUDGED_METRICS
+    from .judges.ragas_needs import JUDGED_METRICS
 
     parser = argparse.ArgumentParser(
         prog="evalsuite ragas",
@@ -70,7 +70,8 @@ def build_judge(settings: dict, metrics, aspects, strictness, aspect_strictness,
     from .judges._cache import JudgeCache
     from .judges.command import _build_judge
     from .judges.embedding import EndpointEmbedder
-    from .ragas_judge import METRIC_NEEDS, RagasJudge
+    from .judges.ragas_needs import METRIC_NEEDS
+    from .judges.ragas import RagasJudge
 
     llm = None
     if any("llm" in METRIC_NEEDS[m][1] for m in metrics if m in METRIC_NEEDS):
@@ -89,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``evalsuite ragas``; returns the exit code."""
     from .judges.command import _Progress, _settings
     from .io.record_files import check_output, write_records
-    from .ragas_judge import JUDGED_METRICS, coverage_of
+    from .judges.ragas_needs import JUDGED_METRICS, coverage_of
     from .io.record_files import read_records
     from .records.evaluation import evaluate_records
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import judge_jobs, loaders, session, ui
-from evalsuite.ragas_judge import JUDGED_METRICS, METRIC_NEEDS, coverage_of
+from evalsuite.judges.ragas_needs import JUDGED_METRICS, METRIC_NEEDS, coverage_of
 
 _DEFAULT_METRICS = [m for m in JUDGED_METRICS if m != "aspect_critique"]
 

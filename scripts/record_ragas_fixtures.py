@@ -24,7 +24,8 @@ from judge_server import JudgeServer, _words  # noqa: E402
 
 import evalsuite as es  # noqa: E402
 from evalsuite.judges import LLMJudge  # noqa: E402
-from evalsuite.ragas_judge import RAGAS_PROMPTS, RagasJudge  # noqa: E402
+from evalsuite.judges.prompts import RAGAS_PROMPTS  # noqa: E402
+from evalsuite.judges.ragas import RagasJudge  # noqa: E402
 
 MODEL = "test-judge"
 OUT = REPO / "tests" / "data" / "ragas" / "recorded_chat.json"

@@ -70,7 +70,8 @@ TESTED_ELSEWHERE = {
     "evalsuite.storage._model": "test_storage.py", "evalsuite.storage._schema": "test_storage.py",
     "evalsuite.storage._sqlite": "test_storage.py", "evalsuite.storage._postgres": "test_storage.py",
     "evalsuite.storage._store": "test_storage.py", "evalsuite.storage._config": "test_storage.py",
-    "evalsuite.judges._base": "test_llm.py", "evalsuite.judges.prompts": "test_llm.py",
+    "evalsuite.judges._base": "test_llm.py", "evalsuite.judges.ragas_needs": "test_ragas_judge.py",
+    "evalsuite.judges.ragas": "test_ragas_judge.py", "evalsuite.judges.prompts": "test_llm.py",
 }
 
 

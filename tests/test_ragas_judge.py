@@ -16,7 +16,9 @@ import pytest
 import evalsuite as es
 from evalsuite.errors import EvalSuiteError
 from evalsuite.judges import LLMJudge
-from evalsuite.ragas_judge import JUDGED_METRICS, RAGAS_PROMPTS, RagasJudge, coverage_of, critique_column, split_sentences
+from evalsuite.judges.ragas_needs import JUDGED_METRICS, coverage_of, critique_column
+from evalsuite.judges.prompts import RAGAS_PROMPTS
+from evalsuite.judges.ragas import RagasJudge, split_sentences
 
 from judge_server import JudgeServer
 

@@ -6,7 +6,10 @@ and reference (``docs/judges.md``).
 - :class:`EmbeddingJudge` (:mod:`evalsuite.judges.embedding`): ``answer_similarity`` from
   all-MiniLM-L6-v2 (int8 ONNX, no torch) or an OpenAI-compatible ``/v1/embeddings`` endpoint;
 - :class:`LexicalJudge` and the functions of :mod:`evalsuite.judges.lexical`: BLEU, chrF,
-  ROUGE-L, SQuAD token F1 / exact match and rapidfuzz similarity, always available.
+  ROUGE-L, SQuAD token F1 / exact match and rapidfuzz similarity, always available;
+- :class:`~evalsuite.judges.ragas.RagasJudge` (:mod:`evalsuite.judges.ragas`): every metric of the
+  RAGAS family from raw records, with the LLM judge and an embedder; what each metric needs is in
+  :mod:`evalsuite.judges.ragas_needs`, every prompt in :mod:`evalsuite.judges.prompts`.
 
 Every judge writes columns of the records schema (so every metric and page works on judged
 records unchanged) plus ``judge_provenance``, and keeps every call in a :class:`JudgeCache`.
@@ -14,7 +17,7 @@ Importing this package loads neither ``openai`` nor ``onnxruntime``: each is imp
 that needs it is built or run.
 """
 
-from ._base import PROVENANCE_COLUMN, JudgedRecords, JudgeStats, Provenance
+from ._base import PROVENANCE_COLUMN, JudgedRecords, JudgeStats, Provenance, write_columns
 from ._cache import JudgeCache, canonical_json, request_hash
 from .lexical import LEXICAL_COLUMNS, LexicalJudge, bleu, chrf, exact_match, fuzzy_ratio, lexical_scores, rouge_l, token_f1
 from .llm import LLM_COLUMNS, Estimate, LLMJudge
@@ -30,6 +33,6 @@ def __getattr__(name):  # the embedding judge's module imports numpy only, but k
 
 __all__ = [
     "JudgeCache", "request_hash", "canonical_json", "Provenance", "JudgeStats", "JudgedRecords",
-    "PROVENANCE_COLUMN", "LLMJudge", "LexicalJudge", "EmbeddingJudge", "EndpointEmbedder", "MiniLMEmbedder", "Estimate", "LLM_COLUMNS", "PROMPTS", "LEXICAL_COLUMNS",
+    "PROVENANCE_COLUMN", "write_columns", "LLMJudge", "LexicalJudge", "EmbeddingJudge", "EndpointEmbedder", "MiniLMEmbedder", "Estimate", "LLM_COLUMNS", "PROMPTS", "LEXICAL_COLUMNS",
     "bleu", "chrf", "rouge_l", "token_f1", "exact_match", "fuzzy_ratio", "lexical_scores",
 ]

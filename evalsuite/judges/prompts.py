@@ -17,7 +17,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-__all__ = ["Prompt", "PROMPTS", "prompt_version"]
+__all__ = ["Prompt", "PROMPTS", "RAGAS_PROMPTS", "prompt_version"]
 
 _CLAIMS_SCHEMA = {
     "type": "object",
@@ -157,3 +157,67 @@ PROMPTS: dict[str, Prompt] = {
         'Reply as {{"verdict": "yes" or "no"}}.',
         _VERDICT_SCHEMA, "verdict"),
 }
+
+
+# ----------------------------------------------------------------------------------------------
+# The rest of the RAGAS family (evalsuite.judges.ragas): questions, entities, statements, verdicts.
+
+_JSON = "Reply with one JSON object and nothing else."
+
+
+_LIST = {"type": "object", "properties": {"claims": {"type": "array", "items": {"type": "string"}}},
+         "required": ["claims"], "additionalProperties": False}
+
+
+_ONE = {"type": "object", "properties": {"verdict": {"type": "string", "enum": ["yes", "no"]}},
+        "required": ["verdict"], "additionalProperties": False}
+
+
+_MANY = {"type": "object", "properties": {"verdicts": {"type": "array", "items": {"type": "string", "enum": ["yes", "no"]}}},
+         "required": ["verdicts"], "additionalProperties": False}
+
+
+#: The prompts of the rest of the RAGAS family (:class:`evalsuite.judges.ragas.RagasJudge`). The judge parses lists under the key "claims" (its list kind), so the
+#: questions and entities are asked for under that key too.
+RAGAS_PROMPTS: dict[str, Prompt] = {
+    "generated_questions": Prompt(
+        "generated_questions",
+        "You write the questions an answer responds to: as many different questions as asked for, each one "
+        "a question the given answer would be a direct answer to. " + _JSON,
+        "Answer:\n{answer}\n\nWrite {n} questions as {{\"claims\": [\"...\", \"...\"]}}.",
+        _LIST, "claims"),
+    "answer_noncommittal": Prompt(
+        "answer_noncommittal",
+        "You decide whether an answer is noncommittal: evasive, vague or ambiguous, such as \"I don't know\" or "
+        "\"I'm not sure\". Answer \"yes\" if it is noncommittal, \"no\" if it commits to an answer. " + _JSON,
+        "Question:\n{question}\n\nAnswer:\n{answer}\n\nReply as {{\"verdict\": \"yes\" or \"no\"}}.",
+        _ONE, "verdict"),
+    "entities": Prompt(
+        "entities",
+        "You extract the named entities of a text: people, places, organisations, dates, numbers with units, "
+        "works and events, each as written in the text, without duplicates. " + _JSON,
+        "Text:\n{text}\n\nList the entities as {{\"claims\": [\"...\", \"...\"]}}.",
+        _LIST, "claims"),
+    "context_useful_for_answer": Prompt(
+        "context_useful_for_answer",
+        "You decide whether a retrieved passage was useful for arriving at the given answer to a question: "
+        "\"yes\" if the answer uses something the passage states, \"no\" otherwise. " + _JSON,
+        "Question:\n{question}\n\nAnswer:\n{answer}\n\nPassage:\n{chunk}\n\nReply as {{\"verdict\": \"yes\" or \"no\"}}.",
+        _ONE, "verdict"),
+    "context_sentences_relevant": Prompt(
+        "context_sentences_relevant",
+        "You decide for each numbered sentence of retrieved passages whether it helps answer the question: "
+        "\"yes\" if it holds information needed to answer it, \"no\" otherwise. Give exactly one verdict per "
+        "sentence, in order. " + _JSON,
+        "Question:\n{premise}\n\nSentences:\n{claims}\n\nReply as {{\"verdicts\": [\"yes\" or \"no\", one per sentence]}}.",
+        _MANY, "verdicts"),
+}
+
+
+def _critique_prompt(name: str, definition: str) -> Prompt:
+    return Prompt(
+        f"critique_{name}",
+        "You judge a response against one criterion and answer \"yes\" if the response meets it, \"no\" "
+        f"otherwise. Criterion {name!r}: {definition} " + _JSON,
+        "Question:\n{question}\n\nResponse:\n{answer}\n\nVote {vote} of {votes}. Reply as {{\"verdict\": \"yes\" or \"no\"}}.",
+        _ONE, "verdict")

@@ -23,150 +23,14 @@ from typing import Any, Callable
 import numpy as np
 import pyarrow as pa
 
-from .errors import EvalSuiteError
-from .judges._base import JudgedRecords, JudgeStats, Provenance, write_columns
-from .judges.prompts import Prompt
-from .metrics.judgement_lists import CRITIQUE_PREFIX, RAGAS_FIELDS
-from .metrics.context import entities_found
+from ..errors import EvalSuiteError
+from ..metrics.context import entities_found
+from ..metrics.judgement_lists import CRITIQUE_PREFIX, RAGAS_FIELDS
+from ._base import JudgedRecords, JudgeStats, Provenance, write_columns
+from .prompts import RAGAS_PROMPTS, _critique_prompt
+from .ragas_needs import _BASE, JUDGED_METRICS, METRIC_NEEDS, critique_column
 
-__all__ = ["RagasJudge", "score_texts", "RAGAS_PROMPTS", "METRIC_NEEDS", "JUDGED_METRICS", "coverage_of", "split_sentences",
-           "critique_column", "RagasEstimate"]
-
-_JSON = "Reply with one JSON object and nothing else."
-_LIST = {"type": "object", "properties": {"claims": {"type": "array", "items": {"type": "string"}}},
-         "required": ["claims"], "additionalProperties": False}
-_ONE = {"type": "object", "properties": {"verdict": {"type": "string", "enum": ["yes", "no"]}},
-        "required": ["verdict"], "additionalProperties": False}
-_MANY = {"type": "object", "properties": {"verdicts": {"type": "array", "items": {"type": "string", "enum": ["yes", "no"]}}},
-         "required": ["verdicts"], "additionalProperties": False}
-
-#: This module's prompts. The judge parses lists under the key "claims" (its list kind), so the
-#: questions and entities are asked for under that key too.
-RAGAS_PROMPTS: dict[str, Prompt] = {
-    "generated_questions": Prompt(
-        "generated_questions",
-        "You write the questions an answer responds to: as many different questions as asked for, each one "
-        "a question the given answer would be a direct answer to. " + _JSON,
-        "Answer:\n{answer}\n\nWrite {n} questions as {{\"claims\": [\"...\", \"...\"]}}.",
-        _LIST, "claims"),
-    "answer_noncommittal": Prompt(
-        "answer_noncommittal",
-        "You decide whether an answer is noncommittal: evasive, vague or ambiguous, such as \"I don't know\" or "
-        "\"I'm not sure\". Answer \"yes\" if it is noncommittal, \"no\" if it commits to an answer. " + _JSON,
-        "Question:\n{question}\n\nAnswer:\n{answer}\n\nReply as {{\"verdict\": \"yes\" or \"no\"}}.",
-        _ONE, "verdict"),
-    "entities": Prompt(
-        "entities",
-        "You extract the named entities of a text: people, places, organisations, dates, numbers with units, "
-        "works and events, each as written in the text, without duplicates. " + _JSON,
-        "Text:\n{text}\n\nList the entities as {{\"claims\": [\"...\", \"...\"]}}.",
-        _LIST, "claims"),
-    "context_useful_for_answer": Prompt(
-        "context_useful_for_answer",
-        "You decide whether a retrieved passage was useful for arriving at the given answer to a question: "
-        "\"yes\" if the answer uses something the passage states, \"no\" otherwise. " + _JSON,
-        "Question:\n{question}\n\nAnswer:\n{answer}\n\nPassage:\n{chunk}\n\nReply as {{\"verdict\": \"yes\" or \"no\"}}.",
-        _ONE, "verdict"),
-    "context_sentences_relevant": Prompt(
-        "context_sentences_relevant",
-        "You decide for each numbered sentence of retrieved passages whether it helps answer the question: "
-        "\"yes\" if it holds information needed to answer it, \"no\" otherwise. Give exactly one verdict per "
-        "sentence, in order. " + _JSON,
-        "Question:\n{premise}\n\nSentences:\n{claims}\n\nReply as {{\"verdicts\": [\"yes\" or \"no\", one per sentence]}}.",
-        _MANY, "verdicts"),
-}
-
-
-def _critique_prompt(name: str, definition: str) -> Prompt:
-    return Prompt(
-        f"critique_{name}",
-        "You judge a response against one criterion and answer \"yes\" if the response meets it, \"no\" "
-        f"otherwise. Criterion {name!r}: {definition} " + _JSON,
-        "Question:\n{question}\n\nResponse:\n{answer}\n\nVote {vote} of {votes}. Reply as {{\"verdict\": \"yes\" or \"no\"}}.",
-        _ONE, "verdict")
-
-
-def critique_column(name: str) -> str:
-    """The record column of an aspect critique's votes: ``critique_<name>``.
-
-    >>> critique_column("harmful")
-    'critique_harmful'
-    """
-    if not isinstance(name, str) or not name.isidentifier():
-        raise EvalSuiteError("an aspect name must be letters, digits and _", field="aspect", value=name)
-    return CRITIQUE_PREFIX + name
-
-
-#: Metric -> (record fields it needs, judge kinds it uses). ``aspect_critique`` needs question and answer.
-METRIC_NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "faithfulness": (("answer", "contexts"), ("llm",)),
-    "context_precision": (("question", "reference", "contexts"), ("llm",)),
-    "context_recall": (("reference", "contexts"), ("llm",)),
-    "context_relevance": (("question", "contexts"), ("llm",)),
-    "answer_correctness": (("answer", "reference"), ("llm", "embedding")),
-    "factual_correctness": (("answer", "reference"), ("llm",)),
-    "answer_relevancy": (("question", "answer"), ("llm", "embedding")),
-    "answer_similarity": (("answer", "reference"), ("embedding",)),
-    "context_entity_recall": (("reference", "contexts"), ("llm",)),
-    "context_utilization": (("question", "answer", "contexts"), ("llm",)),
-    "context_relevancy": (("question", "contexts"), ("llm",)),
-    "aspect_critique": (("question", "answer"), ("llm",)),
-}
-JUDGED_METRICS = tuple(METRIC_NEEDS)
-
-# The LLM judge's own judgements each metric needs.
-_BASE = {
-    "faithfulness": ("answer_claims_supported",),
-    "context_precision": ("context_useful",),
-    "context_recall": ("reference_claims_supported",),
-    "context_relevance": ("context_relevant",),
-    "answer_correctness": ("answer_claims_in_reference", "reference_claims_in_answer"),
-    "factual_correctness": ("answer_claims_in_reference", "reference_claims_in_answer"),
-}
-
-
-def coverage_of(records, metrics=JUDGED_METRICS) -> dict[str, dict[str, Any]]:
-    """For each metric: the fields it needs, which are missing from the file, and how many
-    records have them all (non-empty text; a list for contexts).
-
-    Parameters
-    ----------
-    records : evalsuite.Records
-    metrics : sequence of str
-
-    Returns
-    -------
-    dict of metric -> {"fields": tuple, "missing_fields": list, "records_with_fields": int, "records": int}
-
-    Examples
-    --------
-    >>> from evalsuite import Records
-    >>> rows = [{"query_id": "q1", "question": "Who?", "answer": "Ada."}, {"query_id": "q2", "question": "When?"}]
-    >>> info = coverage_of(Records.from_rows(rows), ["answer_relevancy", "faithfulness"])
-    >>> info["answer_relevancy"]["records_with_fields"], info["faithfulness"]["missing_fields"]
-    (1, ['contexts'])
-    """
-    table = records.table
-    n = table.num_rows
-    have: dict[str, np.ndarray] = {}
-    for name in ("question", "answer", "reference", "contexts"):
-        if name not in table.column_names:
-            have[name] = np.zeros(n, bool)
-            continue
-        values = table.column(name).to_pylist()
-        have[name] = np.array([v is not None and (bool(v.strip()) if isinstance(v, str) else True) for v in values],
-                              bool) if n else np.zeros(0, bool)
-    out = {}
-    for metric in metrics:
-        if metric not in METRIC_NEEDS:
-            raise EvalSuiteError(f"unknown metric; use {', '.join(JUDGED_METRICS)}", field="metrics", value=metric)
-        fields = METRIC_NEEDS[metric][0]
-        ok = np.ones(n, bool)
-        for f in fields:
-            ok &= have[f]
-        out[metric] = {"fields": fields, "missing_fields": [f for f in fields if not have[f].any()],
-                       "records_with_fields": int(ok.sum()), "records": n, "judges": METRIC_NEEDS[metric][1]}
-    return out
+__all__ = ["RagasJudge", "score_texts", "split_sentences", "RagasEstimate"]
 
 
 _SEGMENTER = None
@@ -292,7 +156,7 @@ class RagasJudge:
     @property
     def embedder(self):
         if self._embedder is None:
-            from .judges.embedding import MiniLMEmbedder
+            from .embedding import MiniLMEmbedder
 
             self._embedder = MiniLMEmbedder()
         return self._embedder
@@ -574,7 +438,7 @@ class RagasJudge:
         model = getattr(embedder, "model_id", None)
         host = getattr(embedder, "endpoint_host", None)
         if wanted & {"answer_similarity", "answer_correctness"}:
-            from .judges.embedding import EmbeddingJudge
+            from .embedding import EmbeddingJudge
 
             judged = EmbeddingJudge(embedder).judge(records)
             records = judged.records
@@ -597,7 +461,7 @@ class RagasJudge:
                 spans.append((i, len(texts), len(gen)))
                 texts += [row["question"], *gen]
             vectors = embedder.embed(texts) if texts else np.zeros((0, 1))
-            from .judges.embedding import cosine_similarity
+            from .embedding import cosine_similarity
 
             for i, start, k in spans:
                 qv = np.repeat(vectors[start:start + 1], k, axis=0)
@@ -613,7 +477,7 @@ class RagasJudge:
 
 
 def _type(column: str) -> pa.DataType:
-    from .records.schema import ARROW_TYPES
+    from ..records.schema import ARROW_TYPES
 
     if column.startswith(CRITIQUE_PREFIX):
         return ARROW_TYPES["labels"]
@@ -676,8 +540,8 @@ def score_texts(metric: str, texts, judge: RagasJudge, **options):
     >>> score_texts("context_relevancy", [{"question": "Who?", "contexts": []}], judge)  # no sentence: undefined
     Score(context_relevancy=nan, n=1, coverage=0.000)
     """
-    from .metrics import answer, context
-    from .records.table import Records
+    from ..metrics import answer, context
+    from ..records.table import Records
 
     if not isinstance(judge, RagasJudge):
         raise EvalSuiteError("judge must be a RagasJudge (evalsuite.ragas_judge)", field="judge",
