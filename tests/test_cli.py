@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from conftest import CRANFIELD, ROOT, TREC, read_trec_eval_output
 
 import evalsuite.cli as cli
@@ -86,8 +88,8 @@ def test_bad_input_is_a_message_and_exit_code_2():
 
 
 def test_measure_families_expand_like_trec_eval():
-    assert cli.expand_measures(["P"]) == [f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
-    assert cli.expand_measures(["P.5,10", "ndcg@10", "P_5"]) == ["P_5", "P_10", "ndcg@10"]
+    assert cli.evaluate.expand_measures(["P"]) == [f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
+    assert cli.evaluate.expand_measures(["P.5,10", "ndcg@10", "P_5"]) == ["P_5", "P_10", "ndcg@10"]
 
 
 def test_measures_print_in_trec_eval_order_whatever_the_m_order():
@@ -98,14 +100,14 @@ def test_measures_print_in_trec_eval_order_whatever_the_m_order():
 
 
 def test_measure_families_expand_as_trec_eval_reads_them():
-    assert cli.expand_measures(["iprec_at_recall..10,.5", "ndcg_cut.10,23.4", "Rprec_mult.5.0"]) == [
+    assert cli.evaluate.expand_measures(["iprec_at_recall..10,.5", "ndcg_cut.10,23.4", "Rprec_mult.5.0"]) == [
         "iprec_at_recall_0.10", "iprec_at_recall_0.50", "ndcg_cut_10", "ndcg_cut_23", "Rprec_mult_5.00"]
-    official = cli.expand_measures(["official"])
+    official = cli.evaluate.expand_measures(["official"])
     assert official[:8] == ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank"]
     assert len(official) == 28  # out.test without runid and num_q
     expected = [line.split("\t")[0].strip() for line in (TREC / "out.test.a").read_text().splitlines()]
     # every line of out.test.a (relstring is printed per query only, with -q)
-    assert cli.trec_order(cli.expand_measures(["all_trec"])) == [*expected[2:], "relstring"]
+    assert cli.evaluate.trec_order(cli.evaluate.expand_measures(["all_trec"])) == [*expected[2:], "relstring"]
 
 
 def test_relstring_is_printed_per_query_only():
@@ -119,3 +121,17 @@ def test_relstring_is_printed_per_query_only():
     assert [m.strip() for m, q, _ in rows if q == "all"] == ["runid", "num_q"]
     result = _run(TREC / "qrels.test", TREC / "results.test", "-m", "relstring")
     assert [line.split("\t")[0].strip() for line in result.stdout.splitlines()] == ["runid", "num_q"]
+
+
+def test_help_calls_itself_evalsuite_and_lists_every_subcommand(capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["--help"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: evalsuite ")
+    for usage in ("evalsuite compare QRELS BASELINE RUN", "evalsuite judge RECORDS", "evalsuite ragas RECORDS"):
+        assert usage in out
+    for name in ("compare", "judge", "ragas"):  # each subcommand's own help names it the same way
+        with pytest.raises(SystemExit):
+            cli.main([name, "--help"])
+        assert capsys.readouterr().out.startswith(f"usage: evalsuite {name} ")

@@ -46,7 +46,8 @@ def test_public_functions_do_not_shadow_modules():
 # hardening of the readers, the docs) are named for it; every evaluation module with a public
 # job has its own test module.
 TESTED_ELSEWHERE = {
-    "evalsuite.__main__": "test_cli.py", "evalsuite.io._reader_worker": "test_isolation.py",
+    "evalsuite.__main__": "test_cli.py", "evalsuite.cli.evaluate": "test_cli.py", "evalsuite.cli._subcommands": "test_cli.py",
+    "evalsuite.cli.compare": "test_compare_cli.py", "evalsuite.cli.judge": "test_command.py", "evalsuite.cli.ragas": "test_ragas_command.py", "evalsuite.io._reader_worker": "test_isolation.py",
     "evalsuite.io._lines": "test_adversarial.py", "evalsuite.utils.keys": "test_adversarial.py",
     "evalsuite.utils.parallel": "test_io.py", "evalsuite.utils.checks": "test_display.py",
     "evalsuite.io._reading": "test_io.py", "evalsuite.io._read_ranked": "test_io.py",

@@ -164,7 +164,7 @@ NOT_COMPUTED = ["out.test.prefs", "out.test.qrels_prefs", "out.test.qrels_jg", "
 def _ours(name: str) -> bool:
     """Whether EvalSuite computes trec_eval's measure ``name`` under that very name."""
     if name == "relstring" or name.startswith("relstring_"):
-        return True  # the command line's per-query string (evalsuite.cli.relstrings)
+        return True  # the command line's per-query string (evalsuite.cli.evaluate.relstrings)
     try:
         return es.parse_metric(name).trec_name == name
     except es.EvalSuiteError:

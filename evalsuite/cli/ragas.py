@@ -2,7 +2,7 @@
 
 Every metric of the RAGAS reference from records holding question, answer, contexts and
 reference: shows which records have the fields each metric needs and the estimate (requests,
-tokens, cost), runs :class:`evalsuite.ragas_judge.RagasJudge` with a progress line, writes the
+tokens, cost), runs :class:`evalsuite.judges.ragas.RagasJudge` with a progress line, writes the
 judged records (Parquet or JSONL) and prints each system's means with their coverage. Endpoint
 settings as ``evalsuite judge`` (flags, else ``EVALSUITE_JUDGE_MODEL`` / ``EVALSUITE_JUDGE_BASE_URL``,
 else the TOML ``[judge]`` table; the key only from the environment). Ctrl-C or the budget stop
@@ -17,13 +17,13 @@ import argparse
 import math
 import sys
 
-from .errors import EvalSuiteError
+from ..errors import EvalSuiteError
 
 __all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .judges.ragas_needs import JUDGED_METRICS
+    from ..judges.ragas_needs import JUDGED_METRICS
 
     parser = argparse.ArgumentParser(
         prog="evalsuite ragas",
@@ -67,11 +67,11 @@ def _aspects(items: list[str]) -> dict[str, str]:
 def build_judge(settings: dict, metrics, aspects, strictness, aspect_strictness, embedding_model=None,
                 embedding_base_url=None):
     """The :class:`RagasJudge` for command-line (and dashboard) settings."""
-    from .judges._cache import JudgeCache
-    from .judges.command import _build_judge
-    from .judges.embedding import EndpointEmbedder
-    from .judges.ragas_needs import METRIC_NEEDS
-    from .judges.ragas import RagasJudge
+    from ..judges import JudgeCache
+    from .judge import _build_judge
+    from ..judges.embedding import EndpointEmbedder
+    from ..judges.ragas_needs import METRIC_NEEDS
+    from ..judges.ragas import RagasJudge
 
     llm = None
     if any("llm" in METRIC_NEEDS[m][1] for m in metrics if m in METRIC_NEEDS):
@@ -88,11 +88,11 @@ def build_judge(settings: dict, metrics, aspects, strictness, aspect_strictness,
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``evalsuite ragas``; returns the exit code."""
-    from .judges.command import _Progress, _settings
-    from .io.record_files import check_output, write_records
-    from .judges.ragas_needs import JUDGED_METRICS, coverage_of
-    from .io.record_files import read_records
-    from .records.evaluation import evaluate_records
+    from .judge import _Progress, _settings
+    from ..io.record_files import check_output, write_records
+    from ..judges.ragas_needs import JUDGED_METRICS, coverage_of
+    from ..io.record_files import read_records
+    from ..records.evaluation import evaluate_records
 
     args = build_parser().parse_args(argv)
     try:

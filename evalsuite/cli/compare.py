@@ -20,14 +20,14 @@ import json
 import sys
 from pathlib import Path
 
-from .errors import EvalSuiteError
+from ..errors import EvalSuiteError
 
 FAIL_ON = ("significant-regression", "any-regression", "never")
 EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT = 0, 1, 2
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .stats.paired import CORRECTIONS, DEFAULT_COMPARE_METRICS, TESTS
+    from ..stats.paired import CORRECTIONS, DEFAULT_COMPARE_METRICS, TESTS
 
     parser = argparse.ArgumentParser(
         prog="evalsuite compare",
@@ -72,16 +72,16 @@ def _names(paths: list[str]) -> list[str]:
 
 
 def _report(args):
-    from .stats.comparison import compare, compare_records
-    from .cli import expand_measures
+    from ..stats.comparison import compare, compare_records
+    from .evaluate import expand_measures
 
     rel_level = int(args.rel_level) if float(args.rel_level).is_integer() else args.rel_level
     options = dict(baseline=None, test=args.test, correction=args.correction, alpha=args.alpha, seed=args.seed,
                    n_resamples=args.n_resamples)
     measures = expand_measures(args.measure) if args.measure else None
     if args.records:
-        from .records.evaluation import evaluate_records
-        from .io.record_files import read_records
+        from ..records.evaluation import evaluate_records
+        from ..io.record_files import read_records
 
         records = evaluate_records(read_records(args.qrels))
         systems = [args.baseline, *args.runs]

@@ -1,5 +1,5 @@
-"""Command line: ``python -m evalsuite QRELS RUN [-m METRIC ...] [-q] [--format table|csv|json]``;
-``python -m evalsuite compare QRELS BASELINE RUN... [--fail-on ...]`` compares runs (a CI gate).
+"""``evalsuite QRELS RUN [-m METRIC ...] [-q] [--format table|csv|json]`` (also ``python -m evalsuite``):
+evaluate a run against qrels; the other subcommands are listed by ``evalsuite --help``.
 
 The table format is trec_eval's (``measure<TAB>query|all<TAB>value``, 4 decimals), so its
 output can be diffed against trec_eval's for the same measures. The CSV format is written by
@@ -17,11 +17,12 @@ import sys
 import numpy as np
 import pandas as pd
 
-from .metrics.registry import TREC_FAMILY_CUTOFFS, TREC_PRINT_ORDER
-from .errors import EvalSuiteError
-from .evaluation.engines import evaluate
-from .io.run_files import read_qrels, read_run
-from .utils.checks import safe_csv
+from ..metrics.registry import TREC_FAMILY_CUTOFFS, TREC_PRINT_ORDER
+from ..errors import EvalSuiteError
+from ..evaluation.engines import evaluate
+from ..io.run_files import read_qrels, read_run
+from ..utils.checks import safe_csv
+from ._subcommands import subcommands_help
 
 _FAMILY_CUTOFFS = TREC_FAMILY_CUTOFFS
 # What trec_eval prints without -m (its "official" set), in its order.
@@ -211,8 +212,9 @@ def _write_bytes(data: bytes) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m evalsuite",
+        prog="evalsuite",
         description="Evaluate a run against qrels and print what trec_eval prints for those measures.",
+        epilog=subcommands_help(), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("qrels", help="qrels file (TREC, CSV/TSV with header, JSON, JSONL, Parquet; .gz too)")
     parser.add_argument("run", help="run file (same formats)")
@@ -252,7 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _main_dask(args, measures: list[str], rel_level) -> int:
     """``--engine dask``: evaluate on a Dask cluster (Dask's progress bar on stderr), print as main() does."""
-    from .evaluation.distributed import evaluate_dask
+    from ..evaluation.distributed import evaluate_dask
 
     options = {k: v for k, v in (("n_workers", args.workers), ("memory_limit", args.memory_limit)) if v is not None}
     if args.workers is not None:
@@ -282,27 +284,8 @@ def _write_report(report, args, table: str | None = None) -> int:
     return 0
 
 
-# Subcommands: the first argument -> the module whose main(argv) runs it.
-_SUBCOMMANDS = {
-    "compare": "._compare_cli",   # evalsuite compare QRELS BASELINE RUN...: the comparison gate
-    "judge": ".judges.command",   # evalsuite judge RECORDS --judge llm|embedding|lexical -o OUT
-    "ragas": ".ragas_command",    # evalsuite ragas RECORDS -o OUT: every RAGAS metric from raw records
-}
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the process exit code (0 ok, 2 bad input; ``compare``: 1 a
-    regression; ``judge``: 3 a budget stop, 130 interrupted).
-
-    ``evalsuite compare QRELS BASELINE RUN...`` is the comparison gate (:mod:`evalsuite._compare_cli`),
-    ``evalsuite judge RECORDS ...`` fills judgement columns (:mod:`evalsuite.judges.command`);
-    a qrels file literally named ``compare`` is given as ``./compare``.
-    """
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] in _SUBCOMMANDS:
-        import importlib
-
-        return importlib.import_module(_SUBCOMMANDS[argv[0]], __package__).main(argv[1:])
+def main(argv: list[str]) -> int:
+    """``evalsuite QRELS RUN ...``: evaluate and print; returns the exit code (0 ok, 2 bad input)."""
     args = build_parser().parse_args(argv)
     rel_level = int(args.rel_level) if float(args.rel_level).is_integer() else args.rel_level
     try:
@@ -332,8 +315,3 @@ def main(argv: list[str] | None = None) -> int:
         table = _with_relstrings(report.to_trec_eval(per_query=args.per_query), relstring if args.per_query else None,
                                  strings, drop="num_ret" if only_relstring else None)
     return _write_report(report, args, table)
-
-
-def console() -> None:
-    """The ``evalsuite`` command installed by ``pip install``: same as ``python -m evalsuite``."""
-    sys.exit(main())

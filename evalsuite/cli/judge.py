@@ -96,15 +96,15 @@ def _settings(args) -> dict:
 
 
 def _build_judge(kind: str, settings: dict):
-    from ._cache import JudgeCache
+    from ..judges import JudgeCache
 
     if kind == "lexical":
-        from .lexical import LEXICAL_COLUMNS, LexicalJudge
+        from ..judges.lexical import LEXICAL_COLUMNS, LexicalJudge
 
         return LexicalJudge(metrics=settings.get("metrics") or LEXICAL_COLUMNS, similarity=settings.get("similarity"))
     cache = JudgeCache(settings.get("cache"))
     if kind == "embedding":
-        from .embedding import EmbeddingJudge, EndpointEmbedder
+        from ..judges.embedding import EmbeddingJudge, EndpointEmbedder
 
         if settings.get("base_url"):
             if not settings.get("model"):
@@ -112,7 +112,7 @@ def _build_judge(kind: str, settings: dict):
             return EmbeddingJudge(EndpointEmbedder(settings["model"], base_url=settings["base_url"], cache=cache,
                                                    timeout=settings.get("timeout", 60.0)))
         return EmbeddingJudge()
-    from .llm import LLMJudge
+    from ..judges.llm import LLMJudge
 
     if not settings.get("model"):
         raise EvalSuiteError("the LLM judge needs a model: --model, EVALSUITE_JUDGE_MODEL or the config file",
