@@ -19,6 +19,14 @@
 - every error is an :class:`EvalSuiteError` naming file, line, field and value; readers take
   :class:`ReadLimits` and ``isolate=True`` (a worker process with a time and memory cap).
 
+The packages, from the bottom up (each imports only the ones before it; ``tests/test_layering.py``
+holds them to it): ``errors`` and ``score`` (the one exception type, the score that carries its
+per-query values); ``utils`` (argument checks, id keys, a thread pool); ``storage`` (the workspace
+store); ``metrics`` (the registry and every metric); ``records`` (per-request records: schema,
+validation, evaluation); ``io`` (reading files within limits, in a worker process if asked);
+``evaluation`` (``evaluate``, on one machine or Dask); ``judges``; ``stats`` (comparisons,
+agreement, PPI); ``display`` (tables, figures, the HTML report); ``cli`` (the command line).
+
 This package never imports streamlit. ``import evalsuite`` loads no numpy, pandas, pyarrow or
 scipy: each public name imports its module the first time it is used (PEP 562), so the command
 line and scripts that need one reader do not pay for the rest.
@@ -36,7 +44,8 @@ __version__ = "0.1.0"
 _PUBLIC: dict[str, tuple[str, ...]] = {
     ".errors": ("EvalSuiteError", "ReaderStopped"),
     ".io.limits": ("ReadLimits",),
-    ".metrics.registry": ("METRICS", "Metric"),
+    ".metrics.registry": ("METRICS",),
+    ".metrics.entry": ("Metric",),
     ".metrics.names": ("metric_info", "parse_metric"),
     ".score": ("Score",),
     ".io.run_qrels": ("Run", "Qrels"),
@@ -77,25 +86,26 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names load lazily
-    from .stats.comparison import ComparisonReport, compare, compare_per_query, compare_records
-    from .evaluation.report import DEFAULT_METRICS, EvaluationReport
-    from .evaluation.engines import evaluate
-    from .records.evaluation import RecordsReport, evaluate_records
-    from .metrics.registry import METRICS
-    from .metrics.entry import Metric
-    from .records.attribution import ATTRIBUTION_RULES, attribute_failures, with_attributed_failures
-    from .io.run_qrels import Qrels, Run
     from .errors import EvalSuiteError, ReaderStopped
-    from .io.run_files import FORMATS, detect_format, read_qrels, read_run
+    from .evaluation.engines import evaluate
+    from .evaluation.report import DEFAULT_METRICS, EvaluationReport
     from .io.limits import ReadLimits
+    from .io.record_files import detect_records_format, read_records
+    from .io.run_files import FORMATS, detect_format, read_qrels, read_run
+    from .io.run_qrels import Qrels, Run
+    from .metrics.answer import (answer_correctness, answer_relevancy, answer_similarity, aspect_critique,
+                                 factual_correctness, faithfulness)
+    from .metrics.citation import citation_precision, citation_recall
+    from .metrics.context import (context_entity_recall, context_precision, context_recall, context_relevance,
+                                  context_relevancy, context_utilization)
+    from .metrics.entry import Metric
     from .metrics.names import metric_info, parse_metric
     from .metrics.operational import FAILURE_STAGES, failure_attribution, latency_summary, task_success_rate
-    from .metrics.answer import answer_correctness, faithfulness
-    from .metrics.citation import citation_precision, citation_recall
-    from .metrics.context import context_precision, context_recall, context_relevance
-    from .metrics.answer import answer_relevancy, answer_similarity, aspect_critique, factual_correctness
-    from .metrics.context import context_entity_recall, context_relevancy, context_utilization
     from .metrics.ranking import hit_rate_at_k, mean_average_precision_at_k, mrr, ndcg_at_k, precision_at_k, recall_at_k
+    from .metrics.registry import METRICS
+    from .records.attribution import ATTRIBUTION_RULES, attribute_failures, with_attributed_failures
+    from .records.evaluation import RecordsReport, evaluate_records
     from .records.table import Records, concat_records
-    from .io.record_files import detect_records_format, read_records
     from .score import Score
+    from .stats.comparison import compare, compare_per_query, compare_records
+    from .stats.comparison_report import ComparisonReport

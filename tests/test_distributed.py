@@ -237,7 +237,7 @@ def test_a_large_plain_file_is_read_in_blocks_with_the_files_line_numbers(tmp_pa
     size = os.path.getsize(whole)
     report = evaluate_dask(qrels, whole, METRICS, scheduler=client, block_bytes=size // 7, partitions=3)
     _assert_same(report, single)
-    from evalsuite.evaluation.distributed import _pieces
+    from evalsuite.evaluation.shards import _pieces
     pieces = _pieces([whole], size // 7)
     assert len(pieces) >= 7 and pieces[0][1] == 0 and pieces[-1][2] == size
     assert all(a[2] == b[1] for a, b in zip(pieces, pieces[1:]))  # contiguous, cut after a line break

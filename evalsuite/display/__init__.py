@@ -9,12 +9,14 @@ tables and the report work without it.
 from __future__ import annotations
 
 from ._report import InputFile, ReportSection, html_report, sha256_hex
+from ._tables_comparison import *  # noqa: F401,F403
+from ._tables_comparison import __all__ as _COMPARISON_TABLES
 from ._tables_ranking import *  # noqa: F401,F403  (the tables' __all__)
 from ._tables_ranking import __all__ as _RANKING_TABLES
 from ._tables_records import *  # noqa: F401,F403
 from ._tables_records import __all__ as _RECORDS_TABLES
 
-_TABLES = [*_RANKING_TABLES, *_RECORDS_TABLES]
+_TABLES = [*_RANKING_TABLES, *_COMPARISON_TABLES, *_RECORDS_TABLES]
 
 _FIGURES = ("STAGE_COLORS", "metric_bars", "per_query_bars", "latency_histogram", "latency_ecdf", "failure_pie",
             "failure_bars", "difference_bars", "system_scatter", "quality_latency_scatter", "rate_by_latency",
