@@ -6,7 +6,7 @@ The report (built with :func:`evalsuite.report.html_report`) holds
   metrics and cutoffs, as last chosen in this session) and for the per-request records;
 - the comparison of the Compare page's current selection (``ComparisonReport.to_dataframe()``;
   the page's defaults when it was not opened yet);
-- the charts the current page shows (recorded by :func:`dashboard.ui.chart`);
+- the charts the current page shows (recorded by :func:`dashboard.downloads.chart`);
 - the reproducibility stamp: EvalSuite version, metric definitions and conventions used, cutoffs,
   rel_level, query policy, test, correction, alpha, seed, the view's URL parameters and the
   SHA-256 of every input file.
@@ -30,7 +30,7 @@ import evalsuite as es
 from evalsuite import display
 from evalsuite.display import InputFile, ReportSection, html_report
 
-from . import loaders, session, ui, view, workspaces
+from . import current_view, loaders, messages, page_data, session, workspaces
 from .constants import (
     COMPARE_DEFAULT_RECORD_METRICS,
     COMPARE_DEFAULT_RUN_METRICS,
@@ -89,14 +89,14 @@ def remember_comparison(comparison: Comparison) -> None:
 
 def report_spec() -> ReportSpec:
     """Capture the current view (cheap: references to the session's files and the page's figures)."""
-    current = view.current()
+    current = current_view.current()
     bases, cutoffs = st.session_state.get(KEY_REPORT_OVERVIEW) or (DEFAULT_BASE_METRICS, DEFAULT_CUTOFFS)
     active = workspaces.active()
     return ReportSpec(
-        page_title=current.title, page_path=current.url_path, view_params=tuple(view.bound_params()),
+        page_title=current.title, page_path=current.url_path, view_params=tuple(current_view.bound_params()),
         workspace=active["name"] if active else None, files=tuple(session.files().values()),
         qrels=session.active_qrels(), runs=tuple(session.runs().items()),
-        records=tuple(session.record_files()), rel_level=ui.rel_level(), bases=tuple(bases),
+        records=tuple(session.record_files()), rel_level=page_data.rel_level(), bases=tuple(bases),
         cutoffs=tuple(cutoffs), comparison=st.session_state.get(KEY_REPORT_COMPARE),
         figures=tuple(current.figures))
 
@@ -127,8 +127,8 @@ def _overview_runs(spec: ReportSpec, settings: dict, conventions: dict) -> Repor
     if spec.qrels is None or not spec.runs:
         return None
     qrels_file, qrels, runs = _parsed(spec)
-    ks = ui.cutoff_values(spec.cutoffs)
-    metrics = ui.metric_names(spec.bases, spec.cutoffs)
+    ks = page_data.cutoff_values(spec.cutoffs)
+    metrics = page_data.metric_names(spec.bases, spec.cutoffs)
     judged = [display.metric_name("judged", k) for k in ks]
     settings["overview metrics"] = metrics
     settings["cutoffs"] = [WHOLE_LIST if k is None else k for k in ks]
@@ -159,7 +159,7 @@ def _overview_runs(spec: ReportSpec, settings: dict, conventions: dict) -> Repor
 
 
 def _records_report(spec: ReportSpec):
-    return ui.records_report_of(spec.records, RECORDS_K, int(spec.rel_level))
+    return page_data.records_report_of(spec.records, RECORDS_K, int(spec.rel_level))
 
 
 def _overview_records(spec: ReportSpec, settings: dict, conventions: dict) -> ReportSection | None:
@@ -168,11 +168,11 @@ def _overview_records(spec: ReportSpec, settings: dict, conventions: dict) -> Re
     _, report = _records_report(spec)
     settings["records: ranking cutoff k"] = RECORDS_K
     conventions.update({f"records: {k}": v for k, v in report.conventions.items()})
-    metrics = ui.rag_metrics(report)
+    metrics = page_data.rag_metrics(report)
     if not metrics:
         return ReportSection("Overview: per-request records",
                              note="These records have no field a quality metric needs.")
-    _, summary = ui.rag_summary(display.rag_quality_table(report, metrics), metrics)
+    _, summary = page_data.rag_summary(display.rag_quality_table(report, metrics), metrics)
     return ReportSection("Overview: per-request records", note=(
         "Each mean is over the requests where the metric is defined; coverage = defined / requests. A missing "
         "judgement is never read as False."), tables=[("Mean per system, with coverage", summary)])
@@ -191,7 +191,7 @@ def _default_comparison(spec: ReportSpec) -> Comparison | None:
 
 def _record_metrics_of(report, pair) -> list[str]:
     per_system = loaders.records_per_system(report, pair)
-    return [m for m in ui.record_metrics(report) if all(per_system[n][m].notna().any() for n in pair)]
+    return [m for m in page_data.record_metrics(report) if all(per_system[n][m].notna().any() for n in pair)]
 
 
 def _comparison(spec: ReportSpec, settings: dict) -> ReportSection | None:
@@ -242,7 +242,7 @@ def _guarded(build, title: str, *args) -> ReportSection | None:
     try:
         return build(*args)
     except Exception as exc:  # one part that fails must not lose the rest of the report
-        return ReportSection(title, note=f"Could not be computed: {ui.error_text(exc)}")
+        return ReportSection(title, note=f"Could not be computed: {messages.error_text(exc)}")
 
 
 def build_report(spec: ReportSpec, generated_at: str | None = None) -> bytes:

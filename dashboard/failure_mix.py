@@ -8,7 +8,7 @@ import streamlit as st
 
 from evalsuite import display
 
-from . import ui
+from . import downloads, text
 
 
 def show(report, pair) -> None:
@@ -18,19 +18,19 @@ def show(report, pair) -> None:
     st.subheader("Failure mix")
     missing = [n for n in names if n not in report.failures]
     if missing:
-        st.caption(ui.plain(f"No failure data for {', '.join(missing)}: its records have no success or "
+        st.caption(text.plain(f"No failure data for {', '.join(missing)}: its records have no success or "
                             "failure_stage field."))
         return
     mix = display.failure_mix(report, names)
     failed = {n: int(mix[f"{n} count"].sum()) for n in names}
     if not any(failed.values()):
-        st.caption(ui.plain(f"Neither {names[0]} nor {names[1]} has a failed request."))
+        st.caption(text.plain(f"Neither {names[0]} nor {names[1]} has a failed request."))
         return
-    ui.chart(display.failure_mix_bars(mix, names), key="compare_failure_mix")
-    st.caption(ui.plain(f"Share of each system's failed requests per stage ({names[0]}: {failed[names[0]]:,} failed, "
+    downloads.chart(display.failure_mix_bars(mix, names), key="compare_failure_mix")
+    st.caption(text.plain(f"Share of each system's failed requests per stage ({names[0]}: {failed[names[0]]:,} failed, "
                         f"{names[1]}: {failed[names[1]]:,}); shift = {names[1]} share - {names[0]} share. Stages are "
                         "given in the records or attributed from the judgements (Failures page: the rule per request)."))
     st.dataframe(mix, hide_index=True, width="stretch", key="compare_failure_mix_table",
                  column_config={c: st.column_config.NumberColumn(c, format="%.3f")
                                 for c in mix.columns if c.endswith("share") or c == "shift"})
-    ui.download_csv(mix, "failure_mix.csv", key="compare_failure_mix_csv")
+    downloads.download_csv(mix, "failure_mix.csv", key="compare_failure_mix_csv")

@@ -87,7 +87,7 @@ class JudgeJob:
 
 def secrets_settings() -> dict:
     """The ``[evalsuite]`` secrets section (empty without a secrets file)."""
-    from .workspaces import _secrets_section  # the one place that reads Streamlit's secrets
+    from .settings import _secrets_section  # the one place that reads Streamlit's secrets
 
     return dict(_secrets_section())
 

@@ -74,7 +74,7 @@ _LIMIT_SETTINGS = {
 
 
 def _settings(table: dict) -> dict:
-    from .workspaces import _secrets_section  # the one place that reads Streamlit's secrets
+    from .settings import _secrets_section  # the one place that reads Streamlit's secrets
 
     section = _secrets_section()
     values = {}

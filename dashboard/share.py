@@ -2,7 +2,7 @@
 workspaces with their status, deleting, and the message about a link that cannot be opened.
 
 User text (workspace names, file names, ids, store messages) is shown with ``st.text``,
-``st.code``, ``st.dataframe`` or escaped with :func:`dashboard.ui.plain` before markdown.
+``st.code``, ``st.dataframe`` or escaped with :func:`dashboard.text.plain` before markdown.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from . import export, session, ui, workspaces
+from . import export, messages, session, text, workspaces
 from .constants import KEY_SHARE_RESULT, MAX_WORKSPACE_NAME_CHARS
 
 MIB = 1024 * 1024
@@ -22,7 +22,7 @@ def problem_banner() -> None:
     if not found:
         return
     box = st.warning if found.get("level") == "warning" else st.error
-    box(ui.plain(found["message"]), icon=":material/link_off:")
+    box(text.plain(found["message"]), icon=":material/link_off:")
     if st.button("Dismiss and drop the link from the address", key="ws_problem_dismiss"):
         workspaces.dismiss_problem()
         st.rerun()
@@ -39,7 +39,7 @@ def _show_result(prefix: str) -> None:
     if not result:
         return
     with st.container(border=True, key=f"{prefix}_result"):
-        st.success(f"Saved workspace {ui.plain(result['name'])}", icon=":material/cloud_done:")
+        st.success(f"Saved workspace {text.plain(result['name'])}", icon=":material/cloud_done:")
         st.caption("Share link: opens this page with this view on the same data, in any browser, also after the "
                    "app restarts. Whoever has it can open the workspace.")
         st.code(result["link"], language=None, wrap_lines=False)  # one line that scrolls, with a copy button
@@ -59,7 +59,7 @@ def save_form(prefix: str) -> None:
     """Name, optional expiry, "Save and share"; afterwards the link and the owner token."""
     store, error = workspaces.get_store()
     if store is None:
-        st.info(ui.plain(f"Save and share is not available: {error}. Everything else works; files stay in this "
+        st.info(text.plain(f"Save and share is not available: {error}. Everything else works; files stay in this "
                          "browser session."), icon=":material/cloud_off:")
         return
     result_slot = st.container()
@@ -79,10 +79,10 @@ def save_form(prefix: str) -> None:
             with progress_slot.status("Saving the workspace", expanded=False) as status:
                 saved, link = workspaces.save_session((name or "").strip() or _default_name(),
                                                       None if days is None else float(days),
-                                                      progress=lambda label: status.update(label=ui.plain(label)))
+                                                      progress=lambda label: status.update(label=text.plain(label)))
         except Exception as exc:
             progress_slot.empty()
-            ui.show_error(exc)
+            messages.show_error(exc)
         else:
             progress_slot.empty()  # the result box above says it was saved
             expires = saved.workspace.expires_at
@@ -102,7 +102,7 @@ def workspace_list() -> None:
     try:
         summaries = workspaces.summaries()
     except Exception as exc:
-        ui.show_error(exc)
+        messages.show_error(exc)
         return
     rows = []
     for s in summaries:
@@ -119,12 +119,12 @@ def workspace_list() -> None:
         entry = known.get(s.workspace_id, {})
         if s.status != "active" or not entry.get("token"):
             continue
-        if st.button(f"Delete {ui.plain(s.name or s.workspace_id)}", key=f"data_ws_delete_{s.workspace_id}",
+        if st.button(f"Delete {text.plain(s.name or s.workspace_id)}", key=f"data_ws_delete_{s.workspace_id}",
                      icon=":material/delete:"):
             try:
                 workspaces.delete(s.workspace_id, entry["token"])
             except Exception as exc:
-                ui.show_error(exc)
+                messages.show_error(exc)
             else:
                 st.rerun()
 
@@ -142,7 +142,7 @@ def delete_form() -> None:
             try:
                 workspaces.delete(workspace_id, token or "")
             except Exception as exc:
-                ui.show_error(exc)
+                messages.show_error(exc)
             else:
                 st.success("Deleted: its links now say so, and its files are removed once no other workspace "
                            "uses them.", icon=":material/check_circle:")
@@ -166,7 +166,7 @@ def sidebar_tools(url_path: str) -> None:
         st.divider()
         current = workspaces.active()
         if current:
-            st.caption("Workspace: " + ui.plain(current["name"]))
+            st.caption("Workspace: " + text.plain(current["name"]))
         if url_path not in ("", "data"):  # the Data page (the default page, "/") has the full section
             with st.expander("Save and share", icon=":material/share:",
                              expanded=bool(st.session_state.get(KEY_SHARE_RESULT))):

@@ -15,7 +15,7 @@ session's script runs in its own thread), not from Streamlit internals.
 
 Before the page: a share link's workspace is opened (``?ws=``, :mod:`dashboard.workspaces`) in
 place of the sample data. After the page: the sidebar's "Save and share" and "Download report",
-drawn last so that they see the page's bound widgets and charts (:mod:`dashboard.view`).
+drawn last so that they see the page's bound widgets and charts (:mod:`dashboard.current_view`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import streamlit as st
 
 import evalsuite
 
-from . import judge_jobs, loaders, share, session, ui, view, workspaces
+from . import current_view, judge_jobs, loaders, session, share, text, url_binding, workspaces
 from .constants import KEY_QRELS, KEY_REL_LEVEL, PAGE_ICON, PAGES, REPO
 
 _running = threading.local()
@@ -59,13 +59,13 @@ def _qrels_picker() -> None:
     labels = [session.qrels_label(f) for f in qrels]
     new = session.take_new_active_qrels()
     if len(qrels) == 1:
-        st.caption("Qrels in use: " + ui.plain(labels[0]),
+        st.caption("Qrels in use: " + text.plain(labels[0]),
                    help="The judgements of the Overview, Per-query and Compare pages (ranking runs)")
         return
     if new is not None:
         # A qrels file just uploaded becomes the active one (the Data page said so), over the
         # value an address bar or link may hold from before the upload.
-        ui.forget_url_value(KEY_QRELS)
+        url_binding.forget_url_value(KEY_QRELS)
         st.session_state[KEY_QRELS] = session.qrels_label(new)
     elif KEY_QRELS not in st.session_state and st.query_params.get(KEY_QRELS) not in (None, *labels):
         # Links made by earlier versions name the qrels by file name or by SHA-256: the one
@@ -73,13 +73,13 @@ def _qrels_picker() -> None:
         asked = st.query_params.get(KEY_QRELS)
         named = [f for f in qrels if asked in (f.digest, f.name)]
         if len(named) == 1:
-            ui.forget_url_value(KEY_QRELS)
+            url_binding.forget_url_value(KEY_QRELS)
             st.session_state[KEY_QRELS] = session.qrels_label(named[0])
     if st.session_state.get(KEY_QRELS, labels[-1]) not in labels:
         del st.session_state[KEY_QRELS]  # the chosen qrels was removed: back to the newest, as session.active_qrels
     # A value set in session state (above, or by the user) must not meet a default index too.
     default = {} if KEY_QRELS in st.session_state else {"index": len(qrels) - 1}
-    ui.bound(st.selectbox, "Qrels in use", labels, key=KEY_QRELS, **default,
+    url_binding.bound(st.selectbox, "Qrels in use", labels, key=KEY_QRELS, **default,
              help="Judgements of the Overview, Per-query and Compare pages (ranking runs). A qrels file you "
              "upload becomes the active one.")
 
@@ -87,7 +87,7 @@ def _qrels_picker() -> None:
 def _sidebar() -> None:
     with st.sidebar:
         _qrels_picker()
-        ui.bound(st.number_input, "Relevant from grade", min_value=1, max_value=100, value=1, step=1,
+        url_binding.bound(st.number_input, "Relevant from grade", min_value=1, max_value=100, value=1, step=1,
                  key=KEY_REL_LEVEL, help="Minimum grade that counts as relevant (trec_eval -l, ranx rel_lvl)")
         st.caption("EvalSuite " + evalsuite.__version__)
 
@@ -97,8 +97,8 @@ def main() -> None:
     st.set_page_config(page_title="EvalSuite", page_icon=PAGE_ICON, layout="wide")
     reader_problem = loaders.start_readers()
     if reader_problem:
-        st.warning(ui.plain(f"The reader settings were not used (the defaults are): {reader_problem}"))
-    view.start()
+        st.warning(text.plain(f"The reader settings were not used (the defaults are): {reader_problem}"))
+    current_view.start()
     # A share link (?ws=...) opens its workspace before the sample data would be loaded, and
     # before any page draws a widget, so the widgets find their options and take the URL's values.
     workspaces.open_from_url()
@@ -115,7 +115,7 @@ def main() -> None:
     pages.append(st.Page(REPO / "pages" / f"{module}.py", title=title, url_path=url_path, icon=icon,
                          visibility="hidden"))
     page = st.navigation(pages, position="sidebar")
-    view.set_page(page.title, page.url_path)
+    current_view.set_page(page.title, page.url_path)
     _sidebar()
     share.problem_banner()
     _running.page = True

@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -31,10 +30,9 @@ import streamlit as st
 
 import evalsuite as es
 from evalsuite.storage import DatasetRef, SavedWorkspace, Store, StoreError, WorkspaceSummary, open_store_from_config
-from evalsuite.storage._config import ENV_VARIABLES as _ENV_SETTINGS
+from evalsuite.storage import ENV_VARIABLES as _ENV_SETTINGS
 
-from . import session
-from . import view
+from . import current_view, session
 from .constants import (
     KEY_STARTED,
     KEY_WS_ACTIVE,
@@ -50,7 +48,8 @@ from .constants import (
     STORE_RETRY_SECONDS,
     WS_PARAM,
 )
-from .ui import plain
+from .settings import _secrets_section
+from .text import plain
 
 MIB = 1024 * 1024
 
@@ -64,18 +63,6 @@ class _Opened:
     store: Store | None
     error: str | None
     at: float
-
-
-def _secrets_section() -> dict:
-    """The ``[evalsuite]`` secrets section (empty without a secrets file). Loading the secrets
-    first also exposes root-level secrets such as ``EVALSUITE_STORE_URL`` as environment variables."""
-    try:
-        if not st.secrets.load_if_toml_exists():
-            return {}
-        section = st.secrets.get("evalsuite")
-    except Exception:  # an unreadable secrets file must not stop the dashboard
-        return {}
-    return {str(k): v for k, v in section.items()} if isinstance(section, Mapping) else {}
 
 
 def _config() -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
@@ -158,14 +145,14 @@ def _link(params: list[tuple[str, str]], workspace_id: str) -> str:
     query = urlencode([(k, v) for k, v in params if k != WS_PARAM] + [(WS_PARAM, workspace_id)])
     base = st.context.url  # the page's URL in the browser, without its query
     if not base:  # no browser URL known (tests): a link relative to the app's root
-        base = "/" + view.current().url_path
+        base = "/" + current_view.current().url_path
     return f"{base}?{query}"
 
 
 def share_link(workspace_id: str) -> str:
     """The current page's URL with the value of every widget bound to the URL (the view state, as
-    recorded by :func:`dashboard.ui.bound` during this run) and ``ws``: nothing else."""
-    return _link(view.bound_params(), workspace_id)
+    recorded by :func:`dashboard.url_binding.bound` during this run) and ``ws``: nothing else."""
+    return _link(current_view.bound_params(), workspace_id)
 
 
 def _opened_link(workspace_id: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import calibration_view as cv
+from dashboard import calibration_sections as cv
 from dashboard import session, ui
 from dashboard.text import plain
 from evalsuite.stats import agreement, judgement_tables, ppi

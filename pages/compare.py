@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import export, loaders, session, trec_views, ui
+from dashboard import export, loaders, session, trec_sections, ui
 from dashboard.constants import (
     COMPARE_DEFAULT_RECORD_METRICS,
     COMPARE_DEFAULT_RUN_METRICS,
@@ -250,7 +250,7 @@ def _runs_view() -> None:
     if queries is None or len(systems) > 2:
         return
     _ranked_lists({n: runs[n][1] for n in systems}, qrels, systems, queries)
-    trec_views.pr_curve_for(systems, key="compare_pr")  # A and B's 11-point precision-recall curves
+    trec_sections.pr_curve_for(systems, key="compare_pr")  # A and B's 11-point precision-recall curves
     _operations(systems)
 
 
@@ -258,13 +258,13 @@ def _ppi_differences(pair) -> None:
     """Where the records hold human labels (``human_*`` twins of judgement lists), the difference
     of the two systems with its prediction-powered interval per judgement type
     (docs/calibration.md): the judge on every request, corrected by the labelled ones."""
-    from dashboard import calibration_view
+    from dashboard import calibration_sections
 
-    table, _ = calibration_view.record_judgements(session.record_files())  # problems: shown on Calibration
+    table, _ = calibration_sections.record_judgements(session.record_files())  # problems: shown on Calibration
     if table is None:
         return
     for judgement in sorted(table["judgement"].unique()):
-        calibration_view.ppi_difference_section(table, pair[0], pair[1], judgement)
+        calibration_sections.ppi_difference_section(table, pair[0], pair[1], judgement)
 
 
 def _records_view() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import export, session, trec_views, ui
+from dashboard import export, session, trec_sections, ui
 from dashboard.constants import BASE_METRICS, CUTOFFS, DEFAULT_BASE_METRICS, DEFAULT_CUTOFFS, WHOLE_LIST, WHOLE_LIST_TREC
 from evalsuite import display
 
@@ -61,9 +61,9 @@ def render() -> None:
     # trec_eval's summary block (num_q, num_ret, num_rel, num_rel_ret) next to the coverage, so holes show.
     # Evaluated apart (cached apart from the picked metrics: they need whole rankings, so a new pick of
     # cutoffs does not pay for them again).
-    trec_reports, _ = ui.run_reports(list(trec_views.METRICS))
+    trec_reports, _ = ui.run_reports(list(trec_sections.METRICS))
     trec_reports = {s: r for s, r in trec_reports.items() if s in reports}
-    coverage = table.drop(columns=metrics).join(trec_views.summary_columns(trec_reports))
+    coverage = table.drop(columns=metrics).join(trec_sections.summary_columns(trec_reports))
     st.caption("num_q, num_ret, num_rel, num_rel_ret: trec_eval's summary lines (queries evaluated, docs retrieved, "
                "relevant docs in the qrels, relevant docs retrieved; sums over the queries).")
     st.dataframe(coverage, width="stretch", column_config={
@@ -94,7 +94,7 @@ def render() -> None:
     for warning in reports[system].warnings:
         st.text(warning)
 
-    trec_views.pr_curve_section(trec_reports, key="overview_pr")
+    trec_sections.pr_curve_section(trec_reports, key="overview_pr")
 
 
 if __name__ == "__main__":

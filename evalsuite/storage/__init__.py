@@ -14,5 +14,6 @@ from . import _config, _model, _store
 from ._config import *  # noqa: F401,F403
 from ._model import *  # noqa: F401,F403
 from ._store import *  # noqa: F401,F403
+from ._config import ENV_VARIABLES  # the environment variables the store reads (the dashboard lists them)
 
-__all__ = sorted([*_model.__all__, *_store.__all__, *_config.__all__])
+__all__ = sorted([*_model.__all__, *_store.__all__, *_config.__all__, "ENV_VARIABLES"])

@@ -1,7 +1,7 @@
 """What the current script run shows: the page and its plotly figures, for the report export.
 
 :func:`dashboard.shell.main` calls :func:`start` at the top of every run and :func:`set_page` once
-the navigation knows the page; pages draw their charts with :func:`dashboard.ui.chart`, which
+the navigation knows the page; pages draw their charts with :func:`dashboard.downloads.chart`, which
 records each figure here. The sidebar's "Download report" is drawn after the page, so it sees
 every figure of the view. The registry is thread-local: each session's script runs in its own
 thread, so two sessions never see each other's figures.

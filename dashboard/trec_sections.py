@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import streamlit as st
 
 import evalsuite as es
-from dashboard import loaders, ui
+from dashboard import downloads, loaders, messages, page_data
 from evalsuite import display
 
 # What a report needs for these views (added to the metrics a page evaluates anyway).
@@ -27,13 +27,13 @@ def pr_curve_section(reports: Mapping[str, es.EvaluationReport], key: str) -> No
     table = display.pr_curve_table(reports)
     st.caption("Interpolated precision at recall 0, 0.1, ..., 1 (trec_eval's iprec_at_recall), averaged over the "
                "qrels queries.")
-    ui.chart(display.pr_curve(table), key=f"{key}_chart")
-    ui.download_csv(table, "pr_curve.csv", key=f"{key}_csv")
+    downloads.chart(display.pr_curve(table), key=f"{key}_chart")
+    downloads.download_csv(table, "pr_curve.csv", key=f"{key}_csv")
 
 
 def pr_curve_for(names, key: str) -> None:
     """:func:`pr_curve_section` for the named runs of the session (the Compare page's A and B)."""
-    qrels_file, qrels, runs = ui.qrels_and_runs()
+    qrels_file, qrels, runs = page_data.qrels_and_runs()
     if qrels is None:
         return
     reports = {}
@@ -43,8 +43,8 @@ def pr_curve_for(names, key: str) -> None:
         f, run = runs[name]
         try:
             reports[name] = loaders.evaluate_run(qrels_file.digest, f.digest, METRICS,  # shared with the Overview
-                                                 ui.rel_level(), qrels, run)
+                                                 page_data.rel_level(), qrels, run)
         except es.EvalSuiteError as exc:
-            ui.show_error(exc)
+            messages.show_error(exc)
     if reports:
         pr_curve_section(reports, key)
