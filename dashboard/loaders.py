@@ -39,9 +39,7 @@ import streamlit as st
 
 import evalsuite as es
 from evalsuite.stats.comparison import compare as _compare, compare_per_query as _compare_per_query
-from evalsuite.io.isolation import (
-    DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_S, DEFAULT_WORKERS, ReaderPool, set_default_pool,
-)
+from evalsuite.io.isolation import DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_S, DEFAULT_WORKERS, ReaderPool, set_default_pool
 
 from .constants import SAMPLE_DOCS, SAMPLE_FILES
 
