@@ -9,7 +9,7 @@ import pytest
 import evalsuite
 
 MODULES = sorted(m.name for m in pkgutil.walk_packages(evalsuite.__path__, "evalsuite.")
-                 if m.name not in ("evalsuite.__main__", "evalsuite._reader_worker"))
+                 if m.name not in ("evalsuite.__main__", "evalsuite.io._reader_worker"))
 
 
 @pytest.mark.parametrize("name", MODULES)

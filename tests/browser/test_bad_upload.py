@@ -17,8 +17,11 @@ import urllib.request
 import zlib
 
 import numpy as np
+import pytest
 
 from .conftest import health_answers, screenshot, upload_file, wait_charts, wait_idle
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # drives a real chromium against `streamlit run app.py`
 
 
 def _big_run(lines: int) -> bytes:

@@ -4,8 +4,12 @@ every table of the page fits its width (no sideways scroll). Screenshots:
 
 from __future__ import annotations
 
+import pytest
+
 from .conftest import REPO, screenshot, table_rows, wait_charts, wait_idle, wait_tables
 from .test_dashboard import heading, no_exception
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # drives a real chromium against `streamlit run app.py`
 
 CRANFIELD = REPO / "sample_data" / "cranfield"
 

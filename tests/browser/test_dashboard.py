@@ -11,6 +11,8 @@ import pytest
 
 from .conftest import REPO, screenshot, table_rows, wait_charts, wait_idle, wait_tables
 
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # drives a real chromium against `streamlit run app.py`
+
 # (url path, page heading, charts drawn with the sample data, text only the loaded sample shows)
 PAGES = [
     ("", "Data", 0, "Runs (2)"),

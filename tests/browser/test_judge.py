@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from judge_server import JudgeServer
 
 from .conftest import REPO, screenshot, table_rows, wait_idle, wait_tables
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # drives a real chromium against `streamlit run app.py`
 
 DATA = REPO / "tests" / "data" / "ragas"
 

@@ -13,8 +13,11 @@ import time
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
+import pytest
 
 from .conftest import REPO, health_answers, screenshot, table_rows, upload_file, wait_charts, wait_idle, wait_tables
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # drives a real chromium against `streamlit run app.py`
 
 N_QUERIES, DEPTH = 1000, 1000
 CORPUS = 8_841_823  # prime to the stride below, so doc ids are distinct within a query

@@ -18,6 +18,8 @@ import pytest
 
 from .conftest import REPO, SCREENSHOTS, screenshot, table_rows, wait_charts, wait_idle, wait_tables
 
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # drives a real chromium against `streamlit run app.py`
+
 PG_URL = os.environ.get("EVALSUITE_TEST_PG_URL", "").strip()
 IN_CI = os.environ.get("CI", "").lower() == "true"
 VIEWPORT = {"width": 1400, "height": 1000}

@@ -22,7 +22,7 @@ from evalsuite.judges.ragas import RagasJudge, split_sentences
 
 from judge_server import JudgeServer
 
-DATA = Path(__file__).parent / "data" / "ragas"
+DATA = Path(__file__).resolve().parents[1] / "data" / "ragas"
 MODEL = "test-judge"
 ASPECTS = {"concise": "The response answers in at most two sentences without filler."}
 

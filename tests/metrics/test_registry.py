@@ -17,7 +17,7 @@ import evalsuite as es
 from evalsuite.metrics.registry import KINDS, METRICS
 from evalsuite.metrics.names import metric_info
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ENTRIES = list(METRICS.values())
 IDS = [m.name for m in ENTRIES]
 

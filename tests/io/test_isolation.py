@@ -15,7 +15,9 @@ import pytest
 import evalsuite as es
 from evalsuite.io.isolation import ReaderPool
 
-REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # reader processes, fuzzing, large inputs: left out of the fast loop
+
+REPO = Path(__file__).resolve().parents[2]
 SAMPLES = {
     "run": ["sample_data/cranfield/run_bm25.trec", "sample_data/cranfield/run_bm25l.trec"],
     "qrels": ["sample_data/cranfield/qrels.trec"],

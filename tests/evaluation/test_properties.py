@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 import evalsuite as es
 from evalsuite.utils.keys import string_keys
 
+pytestmark = pytest.mark.reference  # compares with another tool (trec_eval's fixtures, ranx, pytrec_eval)
+
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
 DOC_IDS = st.sampled_from([f"d{i}" for i in range(12)] + ["D1", "d1x", "é", "d10"])

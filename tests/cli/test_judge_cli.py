@@ -19,7 +19,7 @@ from evalsuite.cli import main
 
 from judge_server import JudgeServer
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_data" / "rag" / "ragtruth_qa.jsonl"
 MODEL = "test-judge"
 N = 6  # the recorded sample records (scripts/record_judge_fixtures.py)

@@ -10,7 +10,7 @@ import pytest
 
 import evalsuite as es
 
-SOURCES = Path(__file__).resolve().parents[1] / "sample_data" / "sources"
+SOURCES = Path(__file__).resolve().parents[2] / "sample_data" / "sources"
 
 
 def _one(row: dict, **kwargs) -> dict:

@@ -11,6 +11,8 @@ import pytest
 import evalsuite as es
 from reference import in_trec_order, random_collection
 
+pytestmark = pytest.mark.reference  # compares with another tool (trec_eval's fixtures, ranx, pytrec_eval)
+
 ranx = pytest.importorskip("ranx")
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

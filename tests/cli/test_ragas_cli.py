@@ -14,7 +14,7 @@ from evalsuite.cli import main
 
 from judge_server import JudgeServer
 
-DATA = Path(__file__).parent / "data" / "ragas"
+DATA = Path(__file__).resolve().parents[1] / "data" / "ragas"
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 
 import evalsuite as es
 
-EXPORTS = Path(__file__).parent / "data" / "exports"
+EXPORTS = Path(__file__).resolve().parents[1] / "data" / "exports"
 
 # The scores RAGAS 0.4.3 wrote into ragas_result.* (per sample; NaN = RAGAS could not score it).
 RAGAS_SCORES = {

@@ -50,6 +50,8 @@ from evalsuite.io.isolation import ReaderPool
 
 import fuzz_inputs as fz
 
+pytestmark = pytest.mark.slow  # reader processes, fuzzing, large inputs: left out of the fast loop
+
 TYPES = {"run": es.Run, "qrels": es.Qrels, "records": es.Records}
 READERS = {"run": es.read_run, "qrels": es.read_qrels, "records": es.read_records}
 

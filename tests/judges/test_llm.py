@@ -19,7 +19,7 @@ from evalsuite.judges.llm import extract_json
 
 from judge_server import JudgeServer
 
-DATA = Path(__file__).parent / "data" / "judges"
+DATA = Path(__file__).resolve().parents[1] / "data" / "judges"
 MODEL = "test-judge"  # the model id the recordings were made with
 
 
@@ -247,7 +247,7 @@ def test_importing_the_judges_loads_neither_openai_nor_onnxruntime():
 
     code = ("import sys, evalsuite, evalsuite.judges, evalsuite.judges.llm, evalsuite.judges.lexical; "
             "print(sorted(m for m in ('openai', 'onnxruntime', 'tokenizers', 'sacrebleu', 'httpx2') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], capture_output=True,
+    out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], capture_output=True,
                          text=True, check=True).stdout
     assert out.strip() == "[]"
 

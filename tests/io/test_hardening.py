@@ -21,6 +21,8 @@ from evalsuite.io._reading import is_number_text, repeated_name
 from evalsuite.io.isolation import ReaderPool
 from evalsuite.io.limits import json_depth_error
 
+pytestmark = pytest.mark.slow  # reader processes, fuzzing, large inputs: left out of the fast loop
+
 
 @pytest.fixture(scope="module")
 def pool():

@@ -12,7 +12,7 @@ from evalsuite.errors import EvalSuiteError
 from evalsuite.judges import JudgeCache, canonical_json, request_hash
 from evalsuite.judges._cache import default_cache_path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_request_hash_is_sha256_of_canonical_json():

@@ -25,7 +25,7 @@ from evalsuite.evaluation.distributed import evaluate_dask, shard_paths
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 METRICS = ["ndcg@10", "ndcg_burges@10", "ndcg", "map@100", "map", "mrr@10", "mrr", "P_5", "precision@20",
            "recall_100", "hit_rate@10", "judged@10"]
 

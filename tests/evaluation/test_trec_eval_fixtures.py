@@ -15,6 +15,8 @@ import pytest
 import evalsuite as es
 from conftest import TREC, read_trec_eval_output
 
+pytestmark = pytest.mark.reference  # compares with another tool (trec_eval's fixtures, ranx, pytrec_eval)
+
 # trec_eval measures EvalSuite computes (others in the files, like bpref, are not ours).
 SUPPORTED = re.compile(r"^(map|recip_rank|ndcg|P_\d+|recall_\d+|success_\d+|map_cut_\d+|ndcg_cut_\d+)$")
 

@@ -303,7 +303,7 @@ def test_calibration_samples_rebuild_byte_for_byte_and_match_the_sources(tmp_pat
     import json
     from pathlib import Path
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     spec = importlib.util.spec_from_file_location("build_calibration_sample", repo / "scripts" / "build_calibration_sample.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
