@@ -3,9 +3,9 @@
 
     python benchmarks/calibration.py [--rounds 5]
 
-- PPI mean interval: ``evalsuite.calibration.ppi_mean`` vs ``ppi_py.ppi_mean_ci`` (lam = 1 and
+- PPI mean interval: ``evalsuite.stats.ppi.ppi_mean`` vs ``ppi_py.ppi_mean_ci`` (lam = 1 and
   tuned), n = 10,000 labelled, N = 1,000,000 unlabelled;
-- agreement: ``evalsuite.calibration.agreement`` (confusion matrix, accuracy, kappa with its
+- agreement: ``evalsuite.stats.agreement.agreement`` (confusion matrix, accuracy, kappa with its
   interval, precision, recall, Wilson intervals) vs scikit-learn's ``confusion_matrix`` +
   ``cohen_kappa_score`` + ``precision_score`` + ``recall_score`` + ``accuracy_score`` (no
   intervals), on 1,000,000 binary pairs.

@@ -16,7 +16,7 @@ can be measured the same way), with Streamlit's ``server.disconnectedSessionTTL`
    once it is drawn.
 
 RSS is ``VmRSS`` of the server process (``/proc/PID/status``); the reader worker processes
-(which parse uploads, see ``evalsuite.isolation``) are reported apart, summed. Prints one
+(which parse uploads, see ``evalsuite.io.isolation``) are reported apart, summed. Prints one
 markdown row; ``--out`` appends it to a file.
 """
 

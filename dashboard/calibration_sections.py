@@ -1,8 +1,8 @@
 """Calibration on screen: the sample judgement tables, the figures of the Calibration page, and a
 self-contained section for Compare (:func:`ppi_difference_section`).
 
-Everything computed comes from :mod:`evalsuite.calibration`; this module only loads tables, draws
-plotly figures and writes Streamlit elements. User text (system, judge and judgement names) goes
+Everything computed comes from :mod:`evalsuite.stats` (judgement tables, agreement, PPI); this
+module only loads tables, draws plotly figures and writes Streamlit elements. User text (system, judge and judgement names) goes
 into tables and figures, and into markdown only through :func:`dashboard.text.plain`.
 """
 

@@ -59,7 +59,7 @@ SOURCES = ("ranking runs", "per-request records")
 # the browser fetch the icon from fonts.gstatic.com, which fails offline).
 PAGE_ICON = "\N{BAR CHART}"
 
-# The metric pickers list the registry's metrics (evalsuite/_registry.py), in its order.
+# The metric pickers list the registry's metrics (evalsuite/metrics/registry.py), in its order.
 # Metrics with a real parameter (iprec_at_recall, rbp, Rprec_mult) are left out: the pickers combine a
 # metric with cutoffs; a metric that takes no cutoff (bpref, r_precision) is shown once, whole list.
 BASE_METRICS = tuple(m.name for m in METRICS.values() if m.kind == "ranking" and "Per-query" in m.pages and not m.param)
@@ -100,7 +100,7 @@ KEY_SHARE_RESULT = "ws_share_result"  # the last save's link and owner token, sh
 # store's own defaults (50 and 200 MiB), meant for hosted databases and small containers.
 LOCAL_MAX_DATASET_MB = 300
 LOCAL_MAX_WORKSPACE_MB = 1024
-# Text the workspace store keeps (evalsuite.store): names of workspaces, systems and files.
+# Text the workspace store keeps (evalsuite.storage): names of workspaces, systems and files.
 MAX_WORKSPACE_NAME_CHARS = 200
 MAX_SYSTEM_CHARS = 2000
 MAX_FILENAME_CHARS = 255

@@ -45,7 +45,7 @@ def set_page(title: str, url_path: str) -> None:
 
 def add_figure(figure) -> None:
     """Record a figure the page shows; its caption in the report is the figure's own title
-    (plotly titles hold ``&lt;``-escaped user text, see :mod:`evalsuite.figures`; the report
+    (plotly titles hold ``&lt;``-escaped user text, see :mod:`evalsuite.display`; the report
     escapes it again, so it is unescaped here)."""
     title = getattr(getattr(figure.layout, "title", None), "text", None) or f"Chart {len(current().figures) + 1}"
     current().figures.append((html.unescape(str(title)), figure))

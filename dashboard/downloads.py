@@ -13,7 +13,7 @@ from . import current_view
 
 
 def download_csv(frame: pd.DataFrame, file_name: str, key: str, label: str = "Download CSV", index: bool = False) -> None:
-    """A download button with the table as spreadsheet-safe CSV (:func:`evalsuite.views.safe_csv`)."""
+    """A download button with the table as spreadsheet-safe CSV (:func:`evalsuite.display.safe_csv`)."""
     st.download_button(label, data=safe_csv(frame, index=index), file_name=file_name, mime="text/csv", key=key,
                        icon=":material/download:", on_click="ignore")
 

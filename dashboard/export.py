@@ -1,6 +1,6 @@
 """The "Download report" button: one self-contained HTML file of the current view.
 
-The report (built with :func:`evalsuite.report.html_report`) holds
+The report (built with :func:`evalsuite.display.html_report`) holds
 
 - the overview: mean per system with coverage, for the ranking runs (the Overview page's
   metrics and cutoffs, as last chosen in this session) and for the per-request records;

@@ -139,7 +139,7 @@ def records_report_of(parts: Sequence, k: int, rel_level: int):
     parsed = tuple(loaders.read_records(f.digest, f.name, f.data) for f in parts)
     digests = tuple(f.digest for f in parts)
     records = parsed[0] if len(parsed) == 1 else loaders.concat_records(digests, parsed)
-    # Failed requests without a given failure_stage get one by the rules of evalsuite.attribution.
+    # Failed requests without a given failure_stage get one by the rules of evalsuite.records.attribution.
     records = loaders.attributed_records(digests, int(rel_level), records)
     report = loaders.evaluate_records(digests, int(k), int(rel_level), records)
     return records, report
@@ -160,7 +160,7 @@ def rag_metrics(report) -> list[str]:
 
 
 def rag_summary(table: pd.DataFrame, metrics: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """From :func:`evalsuite.views.rag_quality_table`: (system x metric means without all-empty
+    """From :func:`evalsuite.display.rag_quality_table`: (system x metric means without all-empty
     metrics, the same with a ``<metric> coverage`` column per metric)."""
     systems = table["system"].drop_duplicates().tolist()  # the table's order (the chart's too), not sorted
     wide = table.pivot(index="system", columns="metric", values="mean").reindex(index=systems, columns=list(metrics))

@@ -1,7 +1,7 @@
 """Saved workspaces: the session's files in the persistent store, and ``?ws=`` share links.
 
 - :func:`get_store`: the store of this server process, opened once (``st.cache_resource``) with
-  :func:`evalsuite.store.open_store_from_config` (environment first, then the ``[evalsuite]``
+  :func:`evalsuite.storage.open_store_from_config` (environment first, then the ``[evalsuite]``
   section of Streamlit secrets). A store that cannot be opened gives ``(None, message)``: the
   save and share controls show the message and the rest of the dashboard works.
 - :func:`save_session`: every file of the session (its original bytes, under their SHA-256) and a

@@ -104,7 +104,7 @@ class EvalSuiteError(ValueError):
 class ReaderStopped(EvalSuiteError):
     """An isolated reader was stopped: it crashed, ran past its time limit or its memory cap.
 
-    Raised by :func:`evalsuite.isolation.read_isolated` (and ``read_run(..., isolate=True)``);
+    Raised by :func:`evalsuite.io.isolation.read_isolated` (and ``read_run(..., isolate=True)``);
     the calling process is unaffected. ``how`` is ``"crashed"``, ``"timeout"`` or ``"memory"``.
 
     Parameters

@@ -16,7 +16,7 @@ _RECORD_TEXT = ("question", "answer", "reference", "error")
 _RECORD_LISTS = ("context_useful", "context_relevant", "answer_claims_supported", "reference_claims_supported",
                  "answer_claims_in_reference", "reference_claims_in_answer", "statements_cited_supported",
                  "citations_relevant", "context_ids", "relevant_ids",
-                 # the rest of the RAGAS family (Judge page, evalsuite/ragas_judge.py)
+                 # the rest of the RAGAS family (Judge page, evalsuite/judges/ragas.py)
                  "generated_questions", "question_similarities", "answer_noncommittal", "reference_entities",
                  "context_entities", "reference_entities_in_contexts", "context_useful_for_answer",
                  "context_sentences_relevant")

@@ -6,7 +6,7 @@ Run from anywhere::
     python scripts/build_calibration_sample.py
 
 Reads only the raw source copies under ``sample_data/sources/`` (each with its SOURCE.md and
-licence) and writes three judgement tables (CSV; columns as in ``evalsuite.calibration``):
+licence) and writes three judgement tables (CSV; columns as in ``evalsuite.stats.judgement_tables``):
 
 * ``ragtruth_claim_support.csv`` <- sources/ragtruth_qa/ragtruth_qa_responses.jsonl
   (human: RAGTruth's hallucination spans, per answer sentence; judge: lexical token precision)

@@ -1,9 +1,9 @@
-"""Write docs/metrics.md and docs/conventions.md from the metric registry (evalsuite/_registry.py).
+"""Write docs/metrics.md and docs/conventions.md from the metric registry (evalsuite/metrics/registry.py).
 
     python scripts/build_docs.py          # write both files
     python scripts/build_docs.py --check  # exit 1 if either differs from what would be written
 
-tests/test_registry.py runs the check, so CI fails when the registry changed and the docs did not.
+tests/metrics/test_registry.py runs the check, so CI fails when the registry changed and the docs did not.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ def _call(metric, vector) -> str:
 
 def metrics_markdown() -> str:
     lines = ["# Metrics", "",
-             "Generated from the metric registry (`evalsuite/_registry.py`) by `python scripts/build_docs.py`;",
-             "do not edit by hand. Every test vector below is run by `tests/test_registry.py`.", ""]
+             "Generated from the metric registry (`evalsuite/metrics/registry.py`) by `python scripts/build_docs.py`;",
+             "do not edit by hand. Every test vector below is run by `tests/metrics/test_registry.py`.", ""]
     for kind in KINDS:
         entries = [m for m in METRICS.values() if m.kind == kind]
         lines += [f"- {KIND_TITLES[kind]}: " + ", ".join(f"[{m.title}](#{m.name})" for m in entries)]
@@ -74,8 +74,8 @@ def metrics_markdown() -> str:
 
 def conventions_markdown() -> str:
     lines = ["# Conventions where tools disagree", "",
-             "Generated from the metric registry (`evalsuite/_registry.py`) by `python scripts/build_docs.py`;",
-             "do not edit by hand. `tests/test_conventions.py` pins each rule with a hand-computed case.", "",
+             "Generated from the metric registry (`evalsuite/metrics/registry.py`) by `python scripts/build_docs.py`;",
+             "do not edit by hand. `tests/evaluation/test_conventions.py` pins each rule with a hand-computed case.", "",
              "## Every ranking metric", "", "| topic | EvalSuite | who agrees |", "|---|---|---|"]
     lines += [f"| {topic} | {rule} | {who} |" for topic, rule, who in GENERAL_CONVENTIONS]
     lines += ["", "## Each metric", "", "| metric | conventions | source |", "|---|---|---|"]

@@ -2,7 +2,7 @@
 
 The responses come from deterministic word-overlap stand-ins (tests/judge_server.py's
 ``scripted_reply`` for the LLM judge's own prompts, :func:`ragas_reply` below for
-evalsuite/ragas_judge.py's), not from a model: the tests check the plumbing and arithmetic,
+evalsuite/judges/prompts.py's RAGAS_PROMPTS), not from a model: the tests check the plumbing and arithmetic,
 never the quality of verdicts. Rerun after changing a prompt (its hash changes, and the tests
 fail loudly on the unrecorded requests):
 

@@ -1,4 +1,4 @@
-"""Inputs for the reader fuzzing suite (tests/test_fuzz_readers.py).
+"""Inputs for the reader fuzzing suite (tests/io/test_fuzz_readers.py).
 
 - Hypothesis strategies that write VALID run, qrels and records files in every format the
   readers take, from generated rows, together with what a correct reader must return;

@@ -44,7 +44,7 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
         "local" (default) evaluates in this process; "dask" on a Dask cluster, for runs larger
         than memory: the run may also be a glob of shards, a Parquet folder or a Dask
         DataFrame, and the numbers are the same bit for bit (see
-        :func:`evalsuite.distributed.evaluate_dask`; needs ``evalsuite[dask]``).
+        :func:`evalsuite.evaluation.distributed.evaluate_dask`; needs ``evalsuite[dask]``).
     scheduler : None, str or distributed.Client
         With engine="dask": a scheduler address, a Client, or None to start a LocalCluster.
 

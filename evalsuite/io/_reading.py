@@ -1,6 +1,6 @@
 """What every reader shares: bytes within limits, format detection, text decoding, and the
-JSON, JSONL and Parquet primitives (the run/qrels readers are in ``io`` and ``_read_ranked``, the
-records reader in ``records``)."""
+JSON, JSONL and Parquet primitives (the run/qrels readers are in ``run_files`` and
+``_read_ranked``, the records reader in ``record_files``)."""
 
 from __future__ import annotations
 

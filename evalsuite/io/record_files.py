@@ -269,7 +269,7 @@ def read_records(path_or_buffer: PathOrBuffer, format: str | None = None, *, sou
         Bytes, lines, line length, columns and JSON nesting the file may have.
     isolate : bool
         Parse in a worker process with a time and memory cap (as the dashboard does); see
-        :func:`evalsuite.isolation.read_isolated`.
+        :func:`evalsuite.io.isolation.read_isolated`.
 
     Returns
     -------

@@ -55,7 +55,7 @@ def read_run(path_or_buffer: PathOrBuffer, format: str | None = None, *, name: s
         :class:`ReadLimits`; the defaults pass a 7-million-line run).
     isolate : bool
         Parse in a separate worker process with a time and memory cap (see
-        :func:`evalsuite.isolation.read_isolated`), so no file can crash or exhaust this
+        :func:`evalsuite.io.isolation.read_isolated`), so no file can crash or exhaust this
         process; the dashboard always does. Default False: parse here.
 
     Returns

@@ -492,7 +492,8 @@ def _rows(records) -> list[dict]:
     return [{name: cols[name][i] for name in cols} for i in range(n)]
 
 
-# The judgement columns each list function of evalsuite.ragas reads, in its argument order.
+# The judgement columns each list function of the RAGAS family (evalsuite.metrics.answer, .context) reads, in
+# its argument order.
 _ARGUMENTS = {
     "answer_relevancy": ("question_similarities", "answer_noncommittal"),
     "answer_similarity": ("answer_similarity",),
@@ -504,7 +505,8 @@ _ARGUMENTS = {
 
 
 def score_texts(metric: str, texts, judge: RagasJudge, **options):
-    """A metric of :mod:`evalsuite.ragas` from raw texts: judge them, then score the judgements.
+    """A metric of the RAGAS family (:mod:`evalsuite.metrics.answer`, :mod:`evalsuite.metrics.context`)
+    from raw texts: judge them, then score the judgements.
 
     What ``es.answer_relevancy(texts=..., judge=...)`` (and the other list functions) call.
 
@@ -544,7 +546,7 @@ def score_texts(metric: str, texts, judge: RagasJudge, **options):
     from ..records.table import Records
 
     if not isinstance(judge, RagasJudge):
-        raise EvalSuiteError("judge must be a RagasJudge (evalsuite.ragas_judge)", field="judge",
+        raise EvalSuiteError("judge must be a RagasJudge (evalsuite.judges.ragas)", field="judge",
                              value=type(judge).__name__)
     if metric not in _ARGUMENTS and metric != "aspect_critique":
         raise EvalSuiteError("no list function of this name judges texts", field="metric", value=metric)

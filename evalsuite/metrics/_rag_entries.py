@@ -83,7 +83,7 @@ RAG_ENTRIES = [
         perfect={"answer_in_reference": [[True]], "reference_in_answer": [[True]], "similarity": [1.0]},
         nothing_relevant=({"answer_in_reference": [[False]], "reference_in_answer": [[False]]}, 0.0),
     ),
-    # The rest of the RAGAS metric reference (evalsuite/ragas.py).
+    # The rest of the RAGAS metric reference (evalsuite/metrics/context.py and answer.py).
     Metric(
         name="answer_relevancy", title="Answer relevancy", kind="answer",
         summary="how well the answer addresses the question: questions generated from it, compared with the real one",

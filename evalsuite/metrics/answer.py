@@ -139,7 +139,7 @@ def answer_correctness(answer_in_reference, reference_in_answer, similarity=None
         otherwise it is undefined.
     mode : {"f1", "precision", "recall"}, keyword-only
         The factual part, as RAGAS ``FactualCorrectness`` offers (see
-        :func:`evalsuite.ragas.factual_correctness`); default F1.
+        :func:`factual_correctness`); default F1.
     beta : float > 0, keyword-only
         F-beta instead of F1 in mode "f1" (beta > 1 weighs recall more); default 1.
 

@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-#: Record fields (beyond :mod:`evalsuite.records`'s) that the metrics of this module read.
+#: Record fields (beyond those of :mod:`evalsuite.records.schema`) that the rest of the RAGAS family reads.
 RAGAS_FIELDS = {
     "generated_questions": "texts",          # questions generated from the answer (display)
     "question_similarities": "grades",       # per generated question: cosine with the question (0..1)

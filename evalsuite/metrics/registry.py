@@ -12,7 +12,7 @@ dashboard's pickers and the docs list them; :mod:`~evalsuite.metrics.entry` says
 
 ``docs/metrics.md`` and ``docs/conventions.md`` are generated from this module
 (``python scripts/build_docs.py``; a test checks they are current), and
-``tests/test_registry.py`` runs the same checks on every entry.
+``tests/metrics/test_registry.py`` runs the same checks on every entry.
 """
 
 from __future__ import annotations

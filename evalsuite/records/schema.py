@@ -72,7 +72,8 @@ GIVEN_ONLY_METRICS = {
 LOWER_IS_BETTER = frozenset({"noise_sensitivity", "noise_sensitivity_irrelevant", "hallucination"})
 FIELDS.update(dict.fromkeys(GIVEN_METRICS, "score"))
 FIELDS.update(dict.fromkeys((m for m in GIVEN_ONLY_METRICS if m not in FIELDS), "score"))
-# Judgement fields of the rest of the RAGAS family (evalsuite/ragas.py; critique_<name> columns too).
+# Judgement fields of the rest of the RAGAS family (evalsuite/metrics/context.py and answer.py; critique_<name>
+# columns too).
 FIELDS.update(RAGAS_FIELDS)
 _LATENCY_FIELD = re.compile(r"^latency_([a-z0-9_]+)_ms$")
 
@@ -140,7 +141,7 @@ _JUDGEMENT_METRICS = {
     "answer_correctness": ("answer_claims_in_reference", "reference_claims_in_answer"),
     "citation_recall": ("statements_cited_supported",),
     "citation_precision": ("citations_relevant",),
-    # The rest of the RAGAS family (evalsuite/ragas.py).
+    # The rest of the RAGAS family (evalsuite/metrics/context.py and answer.py).
     "answer_relevancy": ("question_similarities",),
     "context_entity_recall": ("reference_entities_in_contexts", "reference_entities"),
     "context_utilization": ("context_useful_for_answer",),

@@ -5,7 +5,7 @@ bootstrap confidence interval, the p-value of a paired test (randomisation, t-te
 p-values adjusted across every row of the report (Holm, Bonferroni, Benjamini-Hochberg), an
 effect size and win / tie / loss counts. Pairing is always by query id, never by position.
 
-Everything random is seeded and drawn once per report (:mod:`evalsuite._resampling`): one set of
+Everything random is seeded and drawn once per report (:mod:`evalsuite.stats.resampling`): one set of
 sign flips (one per query and resample, ``numpy.random.default_rng(seed)``) for the randomisation
 tests of every row, and one set of resampled query indices for the bootstrap intervals of every
 row with the same queries, applied to all metrics and systems as matrix products. So a row's
@@ -288,7 +288,7 @@ def compare_per_query(per_query: Mapping[str, pd.DataFrame], metrics: str | Sequ
 
     # One resampling pass for the whole report: the per-query differences of every row are the
     # columns of one matrix (0 where a row is undefined), and the sign flips and the bootstrap's
-    # resampled queries are drawn once and applied to all of them (evalsuite._resampling).
+    # resampled queries are drawn once and applied to all of them (evalsuite.stats.resampling).
     D = np.column_stack([np.where(job[5], job[4] - job[3], 0.0) for job in pending])
     M = np.column_stack([job[5] for job in pending])
     wy = None

@@ -95,7 +95,7 @@ def paired_randomization_test(differences, n_resamples: int = 10_000, seed: int 
     ``n_resamples`` random patterns, with scipy's p-value ``(count + 1) / (n_resamples + 1)``
     per tail (Phipson & Smyth 2010), two-sided. scipy's sign flips cost about 10 s for 7,000
     queries and 10,000 resamples on one core, which is why :func:`evalsuite.compare` draws its
-    resamples once for the whole report instead (``evalsuite._resampling``); this function is the
+    resamples once for the whole report instead (``evalsuite.stats.resampling``); this function is the
     single-row reference.
 
     Parameters

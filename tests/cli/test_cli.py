@@ -69,7 +69,7 @@ def test_csv_ids_that_a_spreadsheet_would_run_are_quoted_and_scores_stay_numbers
     rows = list(csv.reader(io.StringIO(result.stdout)))
     assert rows[0] == ["query_id", "recip_rank", "P_1"]
     by_id = {row[0]: row[1:] for row in rows[1:]}
-    # Each formula id is written with a leading single quote, as evalsuite.views.safe_csv does.
+    # Each formula id is written with a leading single quote, as evalsuite.display.safe_csv does.
     assert sorted(by_id) == sorted(["'" + q for q in formulas] + ["q-plain", "all"])
     assert not any(cell.startswith(("=", "+", "-", "@")) for row in rows for cell in row)
     for i, q in enumerate(ids):

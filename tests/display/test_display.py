@@ -1,4 +1,4 @@
-"""evalsuite.views and evalsuite.figures: display tables pinned against numpy, pandas, hand-computed
+"""evalsuite.display (tables and figures): display tables pinned against numpy, pandas, hand-computed
 values and evalsuite's own evaluate()/evaluate_records() (whose numbers are pinned elsewhere)."""
 
 from __future__ import annotations

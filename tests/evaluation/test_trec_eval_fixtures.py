@@ -104,7 +104,7 @@ def test_ndcg_with_negative_grades_at_rel_level_1_matches_trec_eval():
     q_dict = {q: {d: int(g) for d, g in qrels.query(q).items()} for q in qrels.query_ids}
     r_dict = {q: dict(zip(run.query(q)["doc_id"], run.query(q)["score"])) for q in run.query_ids}
     # A fresh process: pytrec_eval 0.5.11 can hang when a second evaluator in one process computes
-    # nDCG over negative grades (see tests/test_properties.py).
+    # nDCG over negative grades (see tests/evaluation/test_properties.py).
     code = ("import json, sys, pytrec_eval; q, r = json.load(sys.stdin); "
             "print(json.dumps(pytrec_eval.RelevanceEvaluator(q, {'ndcg', 'ndcg_cut.5,10'}).evaluate(r)))")
     done = subprocess.run([sys.executable, "-c", code], input=json.dumps([q_dict, r_dict]), capture_output=True,

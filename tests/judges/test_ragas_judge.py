@@ -1,4 +1,4 @@
-"""Every RAGAS metric from raw records (evalsuite/ragas_judge.py): the LLM judge against the loopback
+"""Every RAGAS metric from raw records (evalsuite/judges/ragas.py): the LLM judge against the loopback
 server replaying recorded replies (tests/data/ragas/recorded_chat.json, made by
 scripts/record_ragas_fixtures.py from word-overlap stand-ins, not a model), the embeddings from
 the real MiniLM. What is checked is that each reply becomes the right column value and the

@@ -1,4 +1,4 @@
-"""The rest of the RAGAS family (evalsuite/ragas.py): hand-computed arithmetic, degenerate and bad
+"""The rest of the RAGAS family (evalsuite/metrics/context.py and answer.py): hand-computed arithmetic, degenerate and bad
 input, and the compat='ragas' differences. The registry's vectors run in test_registry.py."""
 
 from __future__ import annotations

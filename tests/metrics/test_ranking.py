@@ -1,4 +1,4 @@
-"""The list API of evalsuite/ranking.py: keyword-only options, one name for the judgements."""
+"""The list API of evalsuite/metrics/ranking.py: keyword-only options, one name for the judgements."""
 
 from __future__ import annotations
 

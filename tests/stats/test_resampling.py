@@ -1,4 +1,4 @@
-"""The shared resampling pass (evalsuite._resampling) against scipy and a brute-force Westfall-Young.
+"""The shared resampling pass (evalsuite.stats.resampling) against scipy and a brute-force Westfall-Young.
 
 - sign-flip p-values: equal to scipy.stats.permutation_test when both enumerate every pattern,
   within Monte Carlo error (a tolerance derived from the resample counts) otherwise;
