@@ -37,7 +37,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from .version import __version__
 
 # Public name -> the module that defines it, in the order of ``__all__``. A name is imported on
 # first use (``__getattr__`` below), so importing the package stays cheap.

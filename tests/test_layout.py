@@ -109,6 +109,7 @@ TESTED_BY = {
     "evalsuite.utils.checks": "display/test_display.py",
     "evalsuite.utils.keys": "io/test_adversarial.py",
     "evalsuite.utils.parallel": "io/test_io.py",
+    "evalsuite.version": "display/test_display_report.py",
 }
 
 

@@ -105,7 +105,7 @@ def html_report(title: str, sections: Sequence[ReportSection], *, inputs: Sequen
     str
         The HTML document. plotly.js is inlined once (about 4.6 MB), so the file opens offline.
     """
-    from .. import __version__
+    from ..version import __version__
 
     generated_at = generated_at or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>",

@@ -383,7 +383,7 @@ def _token_hash(token: str) -> str:
 
 
 def _evalsuite_version() -> str:
-    from .. import __version__  # late: the package imports this module's siblings first
+    from ..version import __version__  # late: the package imports this module's siblings first
 
     return __version__
 
