@@ -110,22 +110,27 @@ class _MetricComputer:
         return self._cut_cache[k]
 
     def hits(self, k: int | None) -> np.ndarray:
+        """Per-query Hits@k: number of relevant docs in the top k (its entry: ``METRICS["hits"]``)."""
         if k not in self._hits_cache:
             self._hits_cache[k] = self._bincount(self.relevant_rows(k))
         return self._hits_cache[k]
 
     def precision(self, k: int | None) -> np.ndarray:
+        """Per-query P@k: share of the top k docs that are relevant (its entry: ``METRICS["precision"]``)."""
         if k is None:
             return _safe_divide(self.hits(None), self.j.n_retrieved.astype(np.float64))
         return self.hits(k) / k
 
     def recall(self, k: int | None) -> np.ndarray:
+        """Per-query R@k: share of the relevant docs found in the top k (its entry: ``METRICS["recall"]``)."""
         return _safe_divide(self.hits(k), self.n_relevant)
 
     def hit_rate(self, k: int | None) -> np.ndarray:
+        """Per-query Hit rate@k: whether any relevant doc is in the top k (its entry: ``METRICS["hit_rate"]``)."""
         return (self.hits(k) > 0).astype(np.float64)
 
     def mrr(self, k: int | None) -> np.ndarray:
+        """Per-query MRR@k: reciprocal rank of the first relevant doc (its entry: ``METRICS["mrr"]``)."""
         rows = self.relevant_rows(k)
         out = np.zeros(self.j.n_queries, dtype=np.float64)
         if rows.size:
@@ -135,6 +140,7 @@ class _MetricComputer:
         return out
 
     def map(self, k: int | None) -> np.ndarray:
+        """Per-query MAP@k: average precision at the ranks of the relevant docs (its entry: ``METRICS["map"]``)."""
         rows = self.relevant_rows(k)
         queries = self.j.row_query[rows]
         precision_at_hit = (group_positions(queries) + 1) / (self.j.row_rank[rows] + 1)
@@ -145,6 +151,8 @@ class _MetricComputer:
         return np.exp2(grades) - 1.0 if exponential else grades
 
     def ndcg(self, k: int | None, exponential: bool) -> np.ndarray:
+        """Per-query nDCG@k: discounted gain of the ranking against the ideal ranking (linear gains) (its entry:
+        ``METRICS["ndcg"]``)."""
         rows = self.relevant_rows(k)
         discount = 1.0 / np.log2(self.j.row_rank[rows] + 2.0)
         dcg = np.bincount(self.j.row_query[rows], weights=self._gain(self.j.row_grade[rows], exponential) * discount,
@@ -156,6 +164,8 @@ class _MetricComputer:
         return _safe_divide(dcg, idcg)
 
     def judged(self, k: int | None) -> np.ndarray:
+        """Per-query Judged@k: share of the top k docs that have a judgement (holes in the qrels) (its entry:
+        ``METRICS["judged"]``)."""
         mask = self.j.row_judged if k is None else self.j.row_judged & (self.j.row_rank < k)
         counts = np.bincount(self.j.row_query[mask], minlength=self.j.n_queries).astype(np.float64)
         shown = self.j.n_retrieved if k is None else np.minimum(self.j.n_retrieved, k)
@@ -165,15 +175,23 @@ class _MetricComputer:
     # there; one pass over all rows here).
 
     def num_ret(self, k: int | None) -> np.ndarray:
+        """Per-query Docs retrieved: number of docs the run returned for the query (trec_eval's summary line)
+        (its entry: ``METRICS["num_ret"]``)."""
         return self.j.n_retrieved.astype(np.float64)
 
     def num_rel(self, k: int | None) -> np.ndarray:
+        """Per-query Relevant docs: number of relevant docs in the qrels for the query (R) (its entry:
+        ``METRICS["num_rel"]``)."""
         return self.n_relevant.copy()
 
     def num_rel_ret(self, k: int | None) -> np.ndarray:
+        """Per-query Relevant docs retrieved: number of relevant docs in the whole ranked list (its entry:
+        ``METRICS["num_rel_ret"]``)."""
         return self.hits(None)
 
     def gm_map(self, k: int | None) -> np.ndarray:
+        """Per-query GM-MAP: average precision, averaged over queries with the geometric mean (rewards
+        consistency) (its entry: ``METRICS["gm_map"]``)."""
         return self.map(None)
 
     def _first_row(self) -> np.ndarray:
@@ -187,11 +205,15 @@ class _MetricComputer:
         return self._first
 
     def r_precision(self, k: int | None) -> np.ndarray:
+        """Per-query R-precision: precision at rank R, the number of relevant docs (its entry:
+        ``METRICS["r_precision"]``)."""
         rows = self.relevant_rows(None)
         inside = rows[self.j.row_rank[rows] < self.n_relevant[self.j.row_query[rows]]]
         return _safe_divide(self._bincount(inside), self.n_relevant)
 
     def bpref(self, k: int | None) -> np.ndarray:
+        """Per-query bpref: how often relevant docs are ranked above judged non-relevant ones (unjudged docs
+        ignored) (its entry: ``METRICS["bpref"]``)."""
         j = self.j
         nonrel = j.row_judged & (j.row_grade >= 0) & (j.row_grade < self.rel_level)
         nonrel_above = self._above(nonrel.astype(np.float64))  # judged non-relevant rows above each row
@@ -207,7 +229,10 @@ class _MetricComputer:
         return _safe_divide(np.bincount(q, weights=1.0 - share, minlength=j.n_queries), self.n_relevant)
 
     def iprec_at_recall(self, level: float) -> np.ndarray:
-        """trec_eval's interpolated precision at recall ``level`` (m_iprec_at_recall.c)."""
+        """trec_eval's interpolated precision at recall ``level`` (m_iprec_at_recall.c).
+
+        The registry holds its definition, source and conventions (its entry: ``METRICS["iprec_at_recall"]``).
+        """
         if self._interpolated is None:
             rows = self.relevant_rows(None)
             q = self.j.row_query[rows]
@@ -232,56 +257,80 @@ class _MetricComputer:
         return out
 
     def dcg(self, k: int | None, exponential: bool = False) -> np.ndarray:
+        """Per-query DCG@k: discounted cumulative gain, not normalised (linear gains) (its entry:
+        ``METRICS["dcg"]``)."""
         rows = self.relevant_rows(k)
         discount = 1.0 / np.log2(self.j.row_rank[rows] + 2.0)
         return np.bincount(self.j.row_query[rows], weights=self._gain(self.j.row_grade[rows], exponential) * discount,
                            minlength=self.j.n_queries)
 
     def f1(self, k: int | None) -> np.ndarray:
+        """Per-query F1@k: harmonic mean of P@k and R@k (its entry: ``METRICS["f1"]``)."""
         precision = self.precision(k)
         recall = self.recall(k)
         return _safe_divide(2 * precision * recall, precision + recall)
 
     def rbp(self, p: float) -> np.ndarray:
+        """Per-query RBP (persistence p): rank-biased precision: gain a user with persistence p collects down
+        the list (its entry: ``METRICS["rbp"]``)."""
         rows = self.relevant_rows(None)
         weights = self.j.row_grade[rows] * np.power(p, self.j.row_rank[rows].astype(np.float64)) * (1.0 - p)
         return np.bincount(self.j.row_query[rows], weights=weights, minlength=self.j.n_queries)
 
     def set_map(self, k: int | None) -> np.ndarray:
+        """Per-query Set MAP: unranked average precision: set precision times set recall (its entry:
+        ``METRICS["set_map"]``)."""
         return self.precision(None) * self.recall(None)
 
     def relative_precision(self, k: int | None) -> np.ndarray:
+        """Per-query Relative P@k: P@k relative to the best possible at k: precision up to R, recall after (its
+        entry: ``METRICS["relative_precision"]``)."""
         shown = self.j.n_retrieved if k is None else np.full(self.j.n_queries, k)
         return _safe_divide(self.hits(k), np.minimum(shown, self.n_relevant).astype(np.float64))
 
     def unjudged(self, k: int | None) -> np.ndarray:
+        """Per-query Unjudged@k: share of the top k docs without a judgement (trec_eval's unj) (its entry:
+        ``METRICS["unjudged"]``)."""
         unjudged = ~self.j.row_judged | (self.j.row_grade < 0)
         mask = unjudged if k is None else unjudged & (self.j.row_rank < k)
         counts = np.bincount(self.j.row_query[mask], minlength=self.j.n_queries).astype(np.float64)
         return _safe_divide(counts, self.j.n_retrieved.astype(np.float64)) if k is None else counts / k
 
     def num_nonrel_judged_ret(self, k: int | None) -> np.ndarray:
+        """Per-query Judged non-relevant docs retrieved: number of retrieved docs judged not relevant (its
+        entry: ``METRICS["num_nonrel_judged_ret"]``)."""
         mask = self.j.row_judged & (self.j.row_grade >= 0) & ~self.relevant
         return np.bincount(self.j.row_query[mask], minlength=self.j.n_queries).astype(np.float64)
 
     def utility(self, k: int | None) -> np.ndarray:
+        """Per-query Utility: relevant docs retrieved minus non-relevant docs retrieved (trec_eval's default
+        coefficients) (its entry: ``METRICS["utility"]``)."""
         return 2 * self.hits(None) - self.j.n_retrieved
 
     def rprec_mult(self, multiple: float) -> np.ndarray:
+        """Per-query P at a multiple of R: precision after x R docs (x = 1 is R-precision) (its entry:
+        ``METRICS["rprec_mult"]``)."""
         docs = (multiple * self.n_relevant + 0.9).astype(np.int64)  # trec_eval: (long) (x R + 0.9)
         rows = self.relevant_rows(None)
         inside = rows[self.j.row_rank[rows] < docs[self.j.row_query[rows]]]
         return _safe_divide(self._bincount(inside), docs.astype(np.float64))
 
     def pt11_avg(self, k: int | None) -> np.ndarray:
+        """Per-query 11-point average precision: interpolated precision averaged over the recall levels 0, 0.1,
+        ..., 1 (its entry: ``METRICS["pt11_avg"]``)."""
         return np.mean([self.iprec_at_recall(level / 10) for level in range(11)], axis=0)
 
     def gm_bpref(self, k: int | None) -> np.ndarray:
+        """Per-query GM-bpref: bpref averaged over queries with the geometric mean (its entry:
+        ``METRICS["gm_bpref"]``)."""
         return self.bpref(None)
 
     def infap(self, k: int | None) -> np.ndarray:
         """trec_eval's infAP (m_infap.c): AP estimated from a sample of the pool, negative grades
-        marking pooled docs left unjudged."""
+        marking pooled docs left unjudged.
+
+        The registry holds its definition, source and conventions (its entry: ``METRICS["infap"]``).
+        """
         j = self.j
         judged_nonrel = j.row_judged & (j.row_grade >= 0) & ~self.relevant
         pool_unjudged = j.row_judged & (j.row_grade < 0)
@@ -298,7 +347,10 @@ class _MetricComputer:
         return _safe_divide(np.bincount(j.row_query[rows], weights=value, minlength=j.n_queries), self.n_relevant)
 
     def bin_g(self, k: int | None) -> np.ndarray:
-        """trec_eval's binG: (1/R) sum over relevant retrieved of 1 / log2(2 + docs above it not relevant)."""
+        """trec_eval's binG: (1/R) sum over relevant retrieved of 1 / log2(2 + docs above it not relevant).
+
+        The registry holds its definition, source and conventions (its entry: ``METRICS["bin_g"]``).
+        """
         rows = self.relevant_rows(None)
         q = self.j.row_query[rows]
         not_relevant_above = self.j.row_rank[rows] - group_positions(q)
@@ -331,7 +383,10 @@ class _MetricComputer:
 
     def ndcg_rel(self, k: int | None) -> np.ndarray:
         """trec_eval's ndcg_rel (m_ndcg_rel.c): nDCG averaged over the ranks of the relevant docs,
-        the relevant docs not retrieved counting the final nDCG."""
+        the relevant docs not retrieved counting the final nDCG.
+
+        The registry holds its definition, source and conventions (its entry: ``METRICS["ndcg_rel"]``).
+        """
         j = self.j
         gain, ideal_dcg, _ = self._trec_gains()
         dcg = self._grouped_cumsum(gain / np.log2(j.row_rank + 2.0), j.row_query)
@@ -354,7 +409,10 @@ class _MetricComputer:
 
     def g(self, k: int | None) -> np.ndarray:
         """trec_eval's G (m_G.c): gain discounted by log2 of the cost paid so far beyond the gain
-        collected, over the ideal total gain."""
+        collected, over the ideal total gain.
+
+        The registry holds its definition, source and conventions (its entry: ``METRICS["g"]``).
+        """
         j = self.j
         gain, _, ideal_sum = self._trec_gains()
         first = self._ideal_first()
@@ -379,7 +437,10 @@ class _MetricComputer:
 
     def rndcg(self, k: int | None) -> np.ndarray:
         """trec_eval's Rndcg (m_Rndcg.c): nDCG averaged over the ranks where the ideal gain drops
-        (and at the end of a ranking longer than R + 1)."""
+        (and at the end of a ranking longer than R + 1).
+
+        The registry holds its definition, source and conventions (its entry: ``METRICS["rndcg"]``).
+        """
         j = self.j
         gain, ideal_dcg, _ = self._trec_gains()
         dcg = self._grouped_cumsum(gain / np.log2(j.row_rank + 2.0), j.row_query)
@@ -414,7 +475,10 @@ class _MetricComputer:
 
     def rbp_trec(self, k: int | None) -> np.ndarray:
         """trec_eval's rbp (m_rbp.c): p = 0.9, gains = grades scaled into [0, 1] by the query's
-        highest judged grade when it is above 1."""
+        highest judged grade when it is above 1.
+
+        The registry holds its definition, source and conventions (its entry: ``METRICS["rbp_trec"]``).
+        """
         j = self.j
         top = np.ones(j.n_queries)
         if j.judged_query.size:
@@ -427,7 +491,10 @@ class _MetricComputer:
 
     def rbp_resid(self, k: int | None) -> np.ndarray:
         """trec_eval's rbp_resid (m_rbp_resid.c): how much rbp could rise if every unjudged doc
-        retrieved had the highest gain; 0 when none is unjudged."""
+        retrieved had the highest gain; 0 when none is unjudged.
+
+        The registry holds its definition, source and conventions (its entry: ``METRICS["rbp_resid"]``).
+        """
         j = self.j
         unjudged = ~j.row_judged | (j.row_grade < 0)
         rows = np.flatnonzero(unjudged)
@@ -443,7 +510,10 @@ class _MetricComputer:
         return before - before[self._first_row()[self.j.row_query]] if values.size else before
 
     def err(self, k: int | None) -> np.ndarray:
-        """Expected reciprocal rank as gdeval (ir_measures ERR@k): stop probability (2^g - 1) / 2^4."""
+        """Expected reciprocal rank as gdeval (ir_measures ERR@k): stop probability (2^g - 1) / 2^4.
+
+        The registry holds its definition, source and conventions (its entry: ``METRICS["err"]``).
+        """
         if self.j.judged_grade.size and self.j.judged_grade.max() > ERR_MAX_GRADE:
             raise EvalSuiteError(f"ERR takes grades up to {ERR_MAX_GRADE} (gdeval's MAX_JUDGMENT, as ir_measures)",
                                  field="grade", value=float(self.j.judged_grade.max()))
