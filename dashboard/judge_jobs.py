@@ -127,11 +127,11 @@ def build_judge(settings: dict, metrics, aspects, strictness: int, aspect_strict
     """A :class:`~evalsuite.ragas_judge.RagasJudge` for the page's settings."""
     from evalsuite.errors import EvalSuiteError
     from evalsuite.judges import LLMJudge
-    from evalsuite.judges.ragas_needs import METRIC_NEEDS
     from evalsuite.judges.ragas import RagasJudge
+    from evalsuite.metrics.registry import METRICS
 
     llm = None
-    if any("llm" in METRIC_NEEDS[m][1] for m in metrics):
+    if any("llm" in METRICS[m].needs.judges for m in metrics):
         if not settings.get("model"):
             raise EvalSuiteError("the LLM judge needs a model" + (" (the operator's secrets name none)"
                                                                    if is_hosted() else ""), field="model")

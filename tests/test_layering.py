@@ -47,10 +47,6 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
         "714 lines: issue 27 rewrites the LLM judge's request loop and splits the module then",
     ("lines", "evalsuite/storage/_store.py"):
         "630 lines: issue 25 adds to the store and splits the module then",
-    ("import", "evalsuite.metrics.entry -> evalsuite"):
-        "Metric.callable() finds an entry's list function by its public name on the package root (a "
-        "layer above, and a circle through the root's lazy names); issue 26 part B gives each entry "
-        "its list function itself",
 }
 
 
