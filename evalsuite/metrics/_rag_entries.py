@@ -378,7 +378,8 @@ RAG_ENTRIES = [
         function="evalsuite.failure_attribution", pages=("Failures",),
         inputs=(Input("failure_stage", "stages", "text", "request",
                       "the stage the request failed at (null: it did not fail)"),),
-        missing="a null stage means the request did not fail",
+        missing="a null stage means the request did not fail; evaluate_records first gives a failed request without "
+                "one the stage its judgements show (evalsuite.records.attribution), as the Failures page does",
         missing_source="",
         kernel="evalsuite.metrics.operational.failure_values",
         vectors=(TestVector({"stages": ["retrieval", None, "generation", None]}, 0.5, "2 of 4 requests failed: 0.5"),),

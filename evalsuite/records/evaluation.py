@@ -5,7 +5,8 @@ and computes each RAG metric of the registry from the judgement columns present,
 the registry's entries (each entry's inputs and per-request kernel), or uses the per-request
 values a file carries, such as a RAGAS export's; the ranking metrics from ``context_ids`` and
 ``relevant_ids`` with the same kernel as :func:`evalsuite.evaluate`, task success with its
-Wilson interval, failure attribution and latency percentiles.
+Wilson interval, failure stages (given, or attributed from the judgements as the Failures page
+does) and latency percentiles.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ..metrics.operational import (
 )
 from ..metrics.registry import DEFAULTS, GIVEN_NAMES, LOWER_IS_BETTER, METRICS
 from ..score import Score
+from .attribution import attribute_failures
 from .schema import _LATENCY_FIELD
 from .table import Records
 
@@ -127,6 +129,8 @@ class RecordsReport:
 # Rule of each RAG metric, from the registry, and of the corpus values.
 CONVENTIONS = {
     **{m.name: m.convention for m in METRICS.values() if m.kind in ("context", "answer")},
+    "failure stage": "given in failure_stage, else attributed from the request's judgements "
+                     "(evalsuite.attribute_failures), as the Failures page shows",
     "success": "1 if the request succeeded, 0 if not",
     "not judged": "None inside a judgement list is left out and counted, never read as False",
     "corpus value": "mean over the requests where the metric is defined, with coverage = defined / total",
@@ -446,7 +450,8 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
         per_query[name] = arr
     for name in latencies:
         per_query[name] = table.column(name).combine_chunks().cast(pa.float64()).to_numpy(zero_copy_only=False)
-    has_stage = "failure_stage" in table.column_names and table.column("failure_stage").null_count < len(table)
+    stage_column = _failure_stages(records, rel_level, failure_stages, warnings)
+    has_stage = stage_column is not None
     if not values and not latencies and not has_stage:
         raise EvalSuiteError(
             "these records hold no field any metric can use (judgement lists, success, failure_stage, latency_ms, "
@@ -471,7 +476,7 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
             outcome = values["success"][rows]
             task_success[system] = task_success_rate(outcome, confidence=confidence)
         if has_stage:
-            stages = table.column("failure_stage").combine_chunks().take(pa.array(rows))
+            stages = stage_column.take(pa.array(rows))
             failures[system] = failure_attribution(stages, taxonomy=failure_stages)
             n_unattributed = 0
             if "success" in values:
@@ -510,3 +515,25 @@ def _convention(metric: str, k: int) -> str:
         return entry.convention
     return CONVENTIONS.get(metric) or f"ranking metric at k={k}"
 
+
+def _failure_stages(records: Records, rel_level: float, failure_stages: Sequence[str],
+                    warnings: list) -> pa.Array | None:
+    """Each request's failure stage: the given ``failure_stage``, else the stage its judgements show
+    (:func:`evalsuite.attribute_failures`, what the Failures page shows); None when no request failed.
+
+    Records from :func:`evalsuite.with_attributed_failures` (a ``failure_attributed`` column) are
+    taken as they are; so is a taxonomy without the stages the attribution rules use."""
+    table = records.table
+    given = table.column("failure_stage").combine_chunks() if "failure_stage" in table.column_names else None
+    rule_stages = set(FAILURE_STAGES) <= {str(s).strip().lower() for s in failure_stages}
+    if "failure_attributed" in table.column_names or not rule_stages:
+        if not rule_stages and given is not None:
+            warnings.append("the failure taxonomy lacks the stages the attribution rules use: only given "
+                            "failure_stage values are counted")
+        stages = given
+    else:
+        attributed = pa.array(attribute_failures(records, rel_level=rel_level)["stage"].tolist(), pa.string())
+        stages = attributed if given is None else pc.if_else(given.is_valid(), given.cast(pa.string()), attributed)
+    if stages is None or stages.null_count == len(stages):
+        return None
+    return stages

@@ -112,6 +112,26 @@ def test_with_attributed_failures_feeds_the_failure_shares():
         es.attribute_failures(rows)
 
 
+def test_evaluate_records_counts_the_attributed_stages_the_failures_page_shows():
+    # Request 1 failed with no stage given: its judgements say retrieval (context recall 0). The
+    # failure table of the plain records must equal the one of the records the page attributes.
+    rows = [{"query_id": "1", "success": False, "reference_claims_supported": [False]},
+            {"query_id": "2", "success": False, "failure_stage": "orchestration"},
+            {"query_id": "3", "success": False, "answer_claims_supported": [False]},
+            {"query_id": "4", "success": True}]
+    records = es.Records.from_rows(rows, system="s")
+    plain = es.evaluate_records(records).failure_table
+    counts = {r.stage: r.count for r in plain.itertuples() if r.count}
+    assert counts == {"retrieval": 1, "orchestration": 1, "generation": 1}  # 3 of 4 failed, by hand
+    assert plain[plain["count"] > 0]["share"].tolist() == pytest.approx([1 / 3] * 3)
+    page = es.evaluate_records(es.with_attributed_failures(records)).failure_table
+    assert page.equals(plain)
+    # A taxonomy without the rules' stages counts only the stages given, and says so.
+    report = es.evaluate_records(records, failure_stages=("orchestration", "timeout"))
+    assert report.failure_table.set_index("stage")["count"].to_dict() == {"orchestration": 1, "timeout": 0}
+    assert any("only given failure_stage" in w for w in report.warnings)
+
+
 def test_the_vectorised_rules_equal_a_record_by_record_reading_on_random_records():
     """Random records through attribute_failures against the rules applied one record at a time
     in plain Python (the reference reading of docs/records.md)."""
