@@ -36,6 +36,10 @@ def _judged_by(judge: str, metrics) -> set:
     return {m for m in metrics if any(judge in i.judges for i in METRICS[m].inputs)}
 
 
+# The metrics that read answer_similarity, which the embedding judge fills.
+_SIMILARITY_METRICS = frozenset(m for m in JUDGED_METRICS if "answer_similarity" in METRICS[m].columns)
+
+
 def _needs_llm(metric: str) -> bool:
     return "llm" in METRICS[metric].needs.judges
 
@@ -212,7 +216,7 @@ class RagasJudge:
                 requests += k
                 prompt_chars += k * (len(a) + len(q) + 350)
                 completion += 8 * k
-            if {"answer_similarity", "answer_correctness"} & m and a and r:
+            if _SIMILARITY_METRICS & m and a and r:
                 embed += 2
         pt, ct = prompt_chars // 4, completion
         cost = 0.0 if self.llm is None else self.llm._cost(pt, ct)
@@ -438,7 +442,7 @@ class RagasJudge:
         embedder = self.embedder
         model = getattr(embedder, "model_id", None)
         host = getattr(embedder, "endpoint_host", None)
-        if wanted & {"answer_similarity", "answer_correctness"}:
+        if wanted & _SIMILARITY_METRICS:
             from .embedding import EmbeddingJudge
 
             judged = EmbeddingJudge(embedder).judge(records)

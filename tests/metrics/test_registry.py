@@ -520,3 +520,71 @@ def test_every_name_the_docs_advertise_parses_to_its_entry():
     # the names docs/metrics.md used to advertise and parse_metric refuses (issue 26) are gone
     for name in ("bpref@k", "r_precision@k", "infap@k", "iprec_at_recall@k"):
         assert f"`{name}`" not in text
+
+
+# -- the registry is the only list of metric names ---------------------------------------------
+
+def _metric_names() -> set[str]:
+    """Every name a metric goes by: canonical, parse names, other tools' names and exports, trec
+    families, and the given scores'."""
+    names = set(GIVEN_SCORES)
+    for entry in GIVEN_SCORES.values():
+        names.update(n for ns in entry.exports.values() for n in ns)
+    for m in ENTRIES:
+        names.update({m.name, *m.parse_names, *(n for ns in (*m.aliases.values(), *m.exports.values()) for n in ns)})
+        names.update(t for t in (m.trec_cut, m.trec_whole, m.trec_param) if t)
+    return names
+
+
+# Literals that hold two metric names and are not a list of metrics, each with why.
+NOT_METRIC_LISTS = {
+    ("evalsuite/stats/agreement.py", frozenset({"precision", "recall"})):
+        "a judge's agreement with human labels (classification precision and recall)",
+    ("dashboard/page_data.py", frozenset({"precision", "recall"})): "the agreement table's columns",
+    ("pages/calibration.py", frozenset({"precision", "recall"})): "the agreement table's columns",
+    ("evalsuite/metrics/correctness.py", frozenset({"f1", "precision", "recall"})):
+        "FACTUAL_MODES: the modes of factual correctness",
+    ("evalsuite/display/_tables_ranking.py", frozenset({"precision", "recall"})):
+        "the columns of the precision-recall curve table",
+}
+# Outside the scan: the registry itself, the tests, and benchmarks/ (what is timed against
+# pytrec_eval and ranx, in each peer's own names). ``__all__`` and the package root's ``_PUBLIC``
+# name public functions, which carry the metrics' names.
+_REGISTRY_FILES = {"registry.py", "_ranking_entries.py", "_trec_eval_entries.py", "_rag_entries.py", "_given_entries.py"}
+
+
+def test_no_metric_name_list_outside_the_registry():
+    import ast
+
+    names = _metric_names()
+
+    def is_metric(text: str) -> bool:
+        return text in names or ("@" in text and text.split("@", 1)[0].lower() in names)
+
+    files = [*REPO.glob("evalsuite/**/*.py"), *REPO.glob("dashboard/**/*.py"), *REPO.glob("pages/*.py"),
+             REPO / "app.py", *REPO.glob("scripts/*.py")]
+    found, used = [], set()
+    for path in files:
+        relative = path.relative_to(REPO).as_posix()
+        if relative.startswith("evalsuite/metrics/") and path.name in _REGISTRY_FILES:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        public = {id(n.value) for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                  and any(isinstance(t, ast.Name) and t.id in ("__all__", "_PUBLIC")
+                          for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))}
+        skipped = {id(c) for n in ast.walk(tree) if id(n) in public for c in ast.walk(n)}
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
+            items = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else \
+                [k for k in node.keys if k is not None] if isinstance(node, ast.Dict) else []
+            hits = frozenset(i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)
+                             and is_metric(i.value))
+            if len(hits) < 2:
+                continue
+            if (relative, hits) in NOT_METRIC_LISTS:
+                used.add((relative, hits))
+                continue
+            found.append(f"{relative}:{node.lineno}: {sorted(hits)}")
+    assert not found, "metric names listed outside the registry (derive them from it):\n" + "\n".join(found)
+    assert used == set(NOT_METRIC_LISTS), f"stale entries: {set(NOT_METRIC_LISTS) - used}"
