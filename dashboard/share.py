@@ -96,33 +96,36 @@ def save_form(prefix: str) -> None:
 def workspace_list() -> None:
     """The workspaces this session saved or opened: status, link, and a delete button (owner only)."""
     known = workspaces.known()
-    if not known:
-        st.caption("No workspace saved or opened in this session yet.")
-        return
     try:
-        summaries = workspaces.summaries()
+        owned = workspaces.owned_ids()
+        summaries = workspaces.summaries() if known or owned else []
     except Exception as exc:
         ui.show_error(exc)
+        return
+    if not summaries:
+        st.caption("No workspace saved or opened in this session yet.")
         return
     rows = []
     for s in summaries:
         entry = known.get(s.workspace_id, {})
         rows.append({"name": s.name or entry.get("name") or "", "status": s.status,
-                     "yours": "saved here" if entry.get("role") == "saved" else "opened",
+                     "yours": "saved here" if entry.get("role") == "saved" else
+                     "yours" if s.workspace_id in owned else "opened",
                      "files": s.n_datasets, "MB": round(s.total_bytes / 1e6, 2),
                      "created (UTC)": s.created_at.strftime("%Y-%m-%d %H:%M") if s.created_at else "",
                      "expires (UTC)": s.expires_at.strftime("%Y-%m-%d %H:%M") if s.expires_at else "never",
-                     "link": entry.get("link", "")})
+                     "link": entry.get("link") or (workspaces.bare_link(s.workspace_id) if s.workspace_id in owned
+                                                   else "")})
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                  column_config={"link": st.column_config.LinkColumn("link", display_text="open")})
     for s in summaries:
         entry = known.get(s.workspace_id, {})
-        if s.status != "active" or not entry.get("token"):
+        if s.status != "active" or not (entry.get("token") or s.workspace_id in owned):
             continue
         if st.button(f"Delete {ui.plain(s.name or s.workspace_id)}", key=f"data_ws_delete_{s.workspace_id}",
                      icon=":material/delete:"):
             try:
-                workspaces.delete(s.workspace_id, entry["token"])
+                workspaces.delete(s.workspace_id, entry.get("token"))
             except Exception as exc:
                 ui.show_error(exc)
             else:

@@ -30,6 +30,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import streamlit as st
 
 import evalsuite as es
+from evalsuite.hosting import check_workspace_count
 from evalsuite.storage import DatasetRef, SavedWorkspace, Store, StoreError, WorkspaceSummary, open_store_from_config
 from evalsuite.storage._config import ENV_VARIABLES as _ENV_SETTINGS
 
@@ -168,6 +169,11 @@ def share_link(workspace_id: str) -> str:
     return _link(view.bound_params(), workspace_id)
 
 
+def bare_link(workspace_id: str) -> str:
+    """A link that opens the workspace on the current page with the page's defaults."""
+    return _link([], workspace_id)
+
+
 def _opened_link(workspace_id: str) -> str:
     """The link a workspace was opened with (its URL as the browser sent it)."""
     return _link([(k, v) for k in st.query_params for v in st.query_params.get_all(k)], workspace_id)
@@ -266,13 +272,26 @@ def save_session(name: str, expires_in_days: float | None, progress=None) -> tup
         raise es.EvalSuiteError("this session has no file to save: upload runs, qrels or records, or load the "
                                 "sample data, on the Data page", field="files")
     _check_caps(store, files)
+    from . import hosting
+
+    user, limits = hosting.user(), hosting.limits()
+    owner = user.id if user.signed_in else None
+    if limits.workspaces_per_user is not None:
+        # Said before any byte is written; the store checks it again in the saving transaction.
+        held = len(store.owned_workspaces(owner)) if owner else sum(
+            1 for s in store.list_workspaces([i for i, e in known().items() if e.get("role") == "saved"])
+            if s.status == "active")
+        why = check_workspace_count(limits, held)
+        if why:
+            raise StoreError(why, code="limit_reached")
     refs = []
     for i, f in enumerate(files, start=1):
         if progress is not None:
             progress(f"Saving {f.name} ({len(f.data) / 1e6:.1f} MB), file {i} of {len(files)}")
         digest = store.put_dataset(f.data, kind=f.kind, filename=f.name)
         refs.append(DatasetRef(digest, f.kind, f.name, system=f.system, format=_format_or_none(f.format)))
-    saved = store.save_workspace(name, refs, expires_in_days=expires_in_days)
+    saved = store.save_workspace(name, refs, expires_in_days=expires_in_days, owner_id=owner,
+                                 max_owned=limits.workspaces_per_user if owner else None)
     link = share_link(saved.workspace_id)
     known()[saved.workspace_id] = {"name": saved.workspace.name, "link": link, "token": saved.owner_token,
                                    "role": "saved"}
@@ -397,8 +416,8 @@ def sync_url() -> None:
             _set_url_workspace(None)
 
 
-def delete(workspace_id: str, owner_token: str) -> None:
-    """Delete a workspace with its owner token; the session keeps its files.
+def delete(workspace_id: str, owner_token: str | None) -> None:
+    """Delete a workspace with its owner token (or, signed in, as its owner); the session keeps its files.
 
     Raises
     ------
@@ -408,7 +427,10 @@ def delete(workspace_id: str, owner_token: str) -> None:
     store, error = get_store()
     if store is None:
         raise StoreError(f"deleting is not available: {error}", code="unavailable")
-    store.delete_workspace(workspace_id, owner_token)
+    from . import hosting
+
+    user = hosting.user()
+    store.delete_workspace(workspace_id, owner_token or None, owner_id=user.id if user.signed_in else None)
     entry = known().get(workspace_id)
     if entry is not None:
         entry["token"] = None
@@ -418,9 +440,23 @@ def delete(workspace_id: str, owner_token: str) -> None:
         _set_url_workspace(None)
 
 
+def owned_ids() -> set[str]:
+    """Ids of the active workspaces the signed-in user saved, in any session (empty without sign-in)."""
+    from . import hosting
+
+    user = hosting.user()
+    store, _ = get_store()
+    if store is None or not user.signed_in:
+        return set()
+    return {s.workspace_id for s in store.owned_workspaces(user.id)}
+
+
 def summaries() -> list[WorkspaceSummary]:
-    """Status of every workspace this session saved or opened (raises StoreError if unavailable)."""
+    """Status of every workspace this session saved or opened, and (signed in) every workspace the
+    user keeps (raises StoreError if unavailable)."""
     store, error = get_store()
     if store is None:
         raise StoreError(f"the workspace store is not available: {error}", code="unavailable")
-    return store.list_workspaces(list(known()))
+    ids = list(known())
+    ids += [i for i in sorted(owned_ids()) if i not in known()]
+    return store.list_workspaces(ids)

@@ -287,6 +287,7 @@ _SUBCOMMANDS = {
     "compare": "._compare_cli",   # evalsuite compare QRELS BASELINE RUN...: the comparison gate
     "judge": ".judges.command",   # evalsuite judge RECORDS --judge llm|embedding|lexical -o OUT
     "ragas": ".ragas_command",    # evalsuite ragas RECORDS -o OUT: every RAGAS metric from raw records
+    "admin": ".admin_command",    # evalsuite admin usage: a hosted dashboard's judge runs per user
 }
 
 
