@@ -131,6 +131,22 @@ def gate() -> None:
         st.stop()
     if not current.sign_in or _logged_in():
         return
+    # Every page's address shows the sign-in screen (a hidden navigation, so no page list and no
+    # "page not found" for a deep link); after signing in the provider returns to the home page.
+    from .constants import PAGES
+
+    def screen(title: str):
+        page = lambda: _sign_in_screen(current)  # noqa: E731 (one function per page: Streamlit tells them apart)
+        page.__name__ = f"sign_in_{title}"
+        return page
+
+    paths = ["sign-in"] + [url_path for _, _, url_path, _ in PAGES]
+    pages = [st.Page(screen(path), title="Sign in", url_path=path, default=(i == 0)) for i, path in enumerate(paths)]
+    st.navigation(pages, position="hidden").run()
+    st.stop()
+
+
+def _sign_in_screen(current: rules.HostingSettings) -> None:
     from streamlit.auth_util import is_authlib_installed
 
     providers = _providers()
@@ -142,14 +158,13 @@ def gate() -> None:
                  "OpenID Connect provider to the secrets" + ("" if is_authlib_installed() else
                                                               " and install Authlib (pip install 'streamlit[auth]')")
                  + ". Nothing of this dashboard is shown until then.", icon=":material/lock:")
-        st.stop()
+        return
     st.info("Sign in to use this dashboard: your uploads, workspaces and judge runs are kept under your account.",
             icon=":material/lock:")
     for provider in providers:
         label = "Sign in" if provider is None else f"Sign in with {provider}"
         if st.button(label, key=f"sign_in_{provider or 'default'}", type="primary", icon=":material/login:"):
             st.login(provider) if provider is not None else st.login()
-    st.stop()
 
 
 def sidebar_identity() -> None:

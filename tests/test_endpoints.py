@@ -62,7 +62,8 @@ ENDPOINTS = {
                                           "EVALSUITE_JUDGE_MODEL": "op"}),
 }
 TYPED = {"typed: default": {}, "typed: allowed": {"judge_typed_endpoints": True},
-         "typed: refused": {"judge_typed_endpoints": False}, "hosted = true": {"hosted": True}}
+         "typed: refused": {"judge_typed_endpoints": False}, "hosted = true": {"hosted": True},
+         "sign-in on": {"sign_in": True}, "sign-in on, typed allowed": {"sign_in": True, "judge_typed_endpoints": True}}
 
 
 @pytest.mark.parametrize("key_place, endpoint, typed, local",
@@ -73,7 +74,8 @@ def test_an_operator_key_never_goes_with_a_typed_endpoint(key_place, endpoint, t
     environ = {**KEY_PLACES[key_place][1], **ENDPOINTS[endpoint][1]}
     access = judge_access(secrets, environ, local=local)
     assert OPERATOR_KEY not in repr(access)
-    typed_allowed = {"typed: allowed": True, "typed: refused": False, "hosted = true": False}.get(typed, local)
+    typed_allowed = {"typed: allowed": True, "typed: refused": False, "hosted = true": False, "sign-in on": False,
+                     "sign-in on, typed allowed": True}.get(typed, local)
     assert access.typed_endpoints is typed_allowed
     for visitor_key in (None, VISITOR_KEY):
         try:

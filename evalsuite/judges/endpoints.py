@@ -63,6 +63,7 @@ SETTINGS: dict[str, tuple[str | None, str | None]] = {
     "typed_endpoints": ("EVALSUITE_JUDGE_TYPED_ENDPOINTS", "judge_typed_endpoints"),
     "allow_private": ("EVALSUITE_JUDGE_ALLOW_PRIVATE_ENDPOINTS", "judge_allow_private_endpoints"),
     "hosted": ("EVALSUITE_HOSTED", "hosted"),
+    "sign_in": ("EVALSUITE_SIGN_IN", "sign_in"),
 }
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
@@ -182,7 +183,7 @@ def judge_access(secrets: Mapping[str, Any] | None = None, environ: Mapping[str,
     local : bool
         The server listens on loopback and the browser reached it there (someone's own
         machine). Decides the defaults of typed endpoints and private addresses; ``hosted = true``
-        makes it False whatever the address.
+        and ``sign_in = true`` (a dashboard for a team) make it False whatever the address.
 
     Returns
     -------
@@ -223,7 +224,7 @@ def judge_access(secrets: Mapping[str, Any] | None = None, environ: Mapping[str,
         if value and str(value).strip():
             key, key_source = str(value).strip(), variable or f"evalsuite.{secret}"
             break
-    hosted = _flag(*setting("hosted"))
+    hosted = _flag(*setting("hosted")) or _flag(*setting("sign_in"))
     local = bool(local) and not hosted
     typed = _flag(*setting("typed_endpoints"))
     private = _flag(*setting("allow_private"))
