@@ -164,8 +164,11 @@ def render() -> None:
 
     import evalsuite as es
 
+    import pyarrow as pa
+
+    # An int64 array: an empty selection (no system chosen) must take no rows, not fail to infer a type.
     subset = records if len(rows) == len(records) else es.Records(
-        records.table.take(rows), source=records.source, extra_columns=list(records.extra_columns))
+        records.table.take(pa.array(rows, pa.int64())), source=records.source, extra_columns=list(records.extra_columns))
     if metrics:
         info = coverage_of(subset, metrics)
         st.subheader("Fields each metric needs")
@@ -178,7 +181,8 @@ def render() -> None:
         _progress()
         return
     if any("llm" in METRIC_NEEDS[m][1] for m in metrics) and endpoint is None:
-        st.info("Name the judge endpoint and model to see the estimate and start.", icon=":material/info:")
+        if "judge_base_url" in st.session_state:  # the endpoint fields are on the page (else it said why)
+            st.info("Name your endpoint and model to see the estimate and start.", icon=":material/info:")
         _progress()
         return
     try:
