@@ -48,12 +48,17 @@ def _toml_value(value) -> str:
 
 
 def write_secrets(path: Path, sections: dict[str, dict]) -> Path:
-    """Write a secrets.toml of ``{section: {key: value}}`` (strings, numbers, booleans)."""
+    """Write a secrets.toml of ``{section: {key: value}}`` (strings, numbers, booleans; a dict value
+    is the table ``[section.key]``)."""
     lines = []
     for section, values in sections.items():
         lines.append(f"[{section}]")
-        lines.extend(f"{key} = {_toml_value(value)}" for key, value in values.items())
+        lines.extend(f"{key} = {_toml_value(value)}" for key, value in values.items() if not isinstance(value, dict))
         lines.append("")
+        for key, table in ((k, v) for k, v in values.items() if isinstance(v, dict)):  # [section.key] tables
+            lines.append(f"[{section}.{key}]")
+            lines.extend(f"{k} = {_toml_value(v)}" for k, v in table.items())
+            lines.append("")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
@@ -73,3 +78,43 @@ def sign_in(tab, subject: str, timeout: float = 60.0) -> None:
     tab.fill('input[name="sub"]', subject)
     tab.get_by_role("button", name="Authorize").click()
     tab.wait_for_selector('[data-testid="stSidebarNav"]', timeout=timeout * 1000)
+
+
+class OIDCProviderProcess:
+    """The same provider in a process of its own (``python tests/oidc_provider.py PORT``), for a
+    benchmark whose own process is busy driving browsers: the provider then answers in time."""
+
+    def __enter__(self) -> "OIDCProviderProcess":
+        import socket
+        import subprocess
+        import sys
+        import time
+        import urllib.request
+
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        self._proc = subprocess.Popen([sys.executable, __file__, str(self.port)], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL)
+        self.issuer = f"http://127.0.0.1:{self.port}"
+        self.metadata_url = f"{self.issuer}/.well-known/openid-configuration"
+        for _ in range(200):
+            try:
+                with urllib.request.urlopen(self.metadata_url, timeout=2):
+                    return self
+            except OSError:
+                time.sleep(0.1)
+        self._proc.kill()
+        raise RuntimeError("the OpenID provider did not start")
+
+    def __exit__(self, *exc) -> None:
+        self._proc.terminate()
+        self._proc.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    import sys
+
+    import oidc_provider_mock
+
+    werkzeug.serving.make_server("127.0.0.1", int(sys.argv[1]), oidc_provider_mock.app(), threaded=True).serve_forever()
