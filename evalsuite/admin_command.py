@@ -122,7 +122,7 @@ def _print(rows: list[dict], fmt: str, stream) -> None:
         from .display import safe_csv
         import pandas as pd
 
-        stream.write(safe_csv(pd.DataFrame(rows, columns=columns), index=False))
+        stream.write(safe_csv(pd.DataFrame(rows, columns=columns), index=False).decode("utf-8"))
         return
     texts = [[str(row.get(c, "")) for c in columns] for row in rows]
     widths = [max(len(c), *(len(t[i]) for t in texts)) for i, c in enumerate(columns)]
