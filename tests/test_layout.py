@@ -60,6 +60,9 @@ TESTED_ELSEWHERE = {
     "evalsuite.storage._sqlite": "test_storage.py", "evalsuite.storage._postgres": "test_storage.py",
     "evalsuite.storage._store": "test_storage.py", "evalsuite.storage._config": "test_storage.py",
     "evalsuite.judges._base": "test_llm.py", "evalsuite.judges.prompts": "test_llm.py",
+    "evalsuite.storage._pool": "test_storage.py", "evalsuite.storage._workspaces": "test_storage.py",
+    "evalsuite.storage._usage": "test_hosting_store.py", "evalsuite.hosting": "test_hosting_store.py",
+    "evalsuite.display._markup": "test_figure_markup.py",
 }
 
 
