@@ -52,11 +52,13 @@ class RecordsReport:
     task_success : dict of system -> Score
         Success rate with its Wilson interval in ``params`` (only when ``success`` exists).
     failures : dict of system -> Score
-        Failure share with per-stage counts and shares in ``params["stages"]``.
+        Failure share with per-stage counts and shares in ``params["stages"]``: the stage given
+        in ``failure_stage``, else the one the request's judgements show
+        (:func:`evalsuite.attribute_failures`), as the Failures page shows.
     latency_table : pandas.DataFrame
         Columns system, stage, unit, n, mean, p50, p90, p95, p99 (milliseconds).
     failure_table : pandas.DataFrame
-        Columns system, stage, count, share.
+        Columns system, stage, count, share (the stages of ``failures``).
     params : dict
         k, rel_level, compat, confidence, given_metrics (values taken from the file as
         given, for at least one system), metric_sources (system -> metric -> "computed from
@@ -391,7 +393,8 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
     confidence : float in (0, 1), keyword-only
         Level of the Wilson interval of the success rate (default 0.95).
     failure_stages : sequence of str, keyword-only
-        The failure taxonomy (default :data:`evalsuite.FAILURE_STAGES`).
+        The failure taxonomy (default :data:`evalsuite.FAILURE_STAGES`); without the stages the
+        attribution rules use, only given stages are counted.
 
     Returns
     -------
