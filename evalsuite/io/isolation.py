@@ -58,7 +58,7 @@ DEFAULT_WORKERS = 2
 
 _STARTUP_S = 60.0  # a worker's imports on a loaded machine
 _FRAME = struct.Struct("<Q")
-_KINDS = ("run", "qrels", "records")
+_KINDS = ("run", "qrels", "records", "traces")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -384,7 +384,7 @@ class ReaderPool:
             buffer += piece
 
     def read(self, kind: str, data: bytes | None, source_name: str, *, path: str | None = None, **options) -> Any:
-        """Parse ``data`` (or the file at ``path``) as ``kind`` ("run", "qrels", "records") in a worker.
+        """Parse ``data`` (or the file at ``path``) as ``kind`` ("run", "qrels", "records", "traces") in a worker.
 
         ``options`` are the reader's keyword arguments (format, limits, name, duplicates,
         system, failure_stages). Returns what the in-process reader returns; raises what it
@@ -535,9 +535,9 @@ def read_isolated(kind: str, path_or_buffer, source_name: str | None = None, *, 
 
     Parameters
     ----------
-    kind : {"run", "qrels", "records"}
-        Which reader: :func:`evalsuite.read_run`, :func:`evalsuite.read_qrels` or
-        :func:`evalsuite.read_records`.
+    kind : {"run", "qrels", "records", "traces"}
+        Which reader: :func:`evalsuite.read_run`, :func:`evalsuite.read_qrels`,
+        :func:`evalsuite.read_records` or :func:`evalsuite.read_traces`.
     path_or_buffer : path, bytes or binary file object
         The file. A path is opened by the worker; bytes are sent to it.
     source_name : str, optional

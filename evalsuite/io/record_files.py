@@ -318,12 +318,17 @@ def _read_records(path_or_buffer, format, source_name, system, failure_stages, l
     try:
         check_input(inp, fmt, limits)
         if fmt == "jsonl":
-            return _read_jsonl(inp, system, failure_stages, limits)
-        if fmt == "json":
-            return _read_json(inp, system, failure_stages, limits)
-        if fmt == "parquet":
-            return _read_parquet(inp, system, failure_stages, limits)
-        return _read_delimited(inp, "," if fmt == "csv" else "\t", system, failure_stages, limits)
+            records = _read_jsonl(inp, system, failure_stages, limits)
+        elif fmt == "json":
+            records = _read_json(inp, system, failure_stages, limits)
+        elif fmt == "parquet":
+            records = _read_parquet(inp, system, failure_stages, limits)
+        else:
+            records = _read_delimited(inp, "," if fmt == "csv" else "\t", system, failure_stages, limits)
+        if {"context.trace_id", "parent_id"} <= set(records.extra_columns):
+            records.warnings.append("this looks like Phoenix's spans export: read as one record per span; "
+                                    "read_traces makes one record per trace (the Data page does)")
+        return records
     except UnicodeEncodeError as exc:
         raise not_unicode_error(exc, inp.name) from None
     except UnicodeDecodeError as exc:
