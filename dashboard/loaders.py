@@ -31,6 +31,7 @@ import os
 import sys
 import threading
 import weakref
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -379,7 +380,7 @@ def release(digests_in_use) -> None:
     _release_arrow_memory()
 
 
-_PER_FILE = {"read_run", "read_qrels", "read_records"}
+_PER_FILE = {"read_run", "read_qrels", "read_records", "read_latency_table"}
 
 
 def _cached_by_digest(function):
@@ -402,9 +403,51 @@ def read_qrels(digest: str, name: str, _data: bytes) -> es.Qrels:
     return es.read_qrels(_data, source_name=name, isolate=_isolate(digest, _data), limits=reader_limits())
 
 
+def content_head(data: bytes, limit: int = 65536) -> bytes:
+    """The first ``limit`` bytes of the file's content, as the readers see it: un-gzipped (by
+    magic number, as :mod:`evalsuite.io` does) and without a UTF-8 byte-order mark."""
+    head = data
+    if data[:2] == b"\x1f\x8b":
+        # Member after member, as gzip.decompress reads them (an empty first member is legal).
+        head, rest = b"", data
+        try:
+            while rest[:2] == b"\x1f\x8b" and len(head) < limit:
+                member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                head += member.decompress(rest, limit - len(head))
+                if not member.eof:
+                    break  # the limit is reached (or the file is cut short)
+                rest = member.unused_data
+        except zlib.error:
+            pass
+    if head[:3] == b"\xef\xbb\xbf":
+        head = head[3:]
+    return head[:limit]
+
+
+def content_kind(name: str, data: bytes) -> str:
+    """What a file uploaded as records holds, by its content: "traces" (OTLP, Phoenix's spans
+    export), "latency_table" (a percentile table) or "records". Only bytes are compared (the
+    parsers run in the reader processes)."""
+    head = content_head(data)
+    inner = name[:-3] if name.lower().endswith(".gz") else name
+    whole = data if data[:2] != b"\x1f\x8b" else head  # a Parquet footer is at the end of the file
+    if es.detect_traces_format(whole, inner) is not None:
+        return "traces"
+    if es.detect_latency_table(head, inner) is not None:
+        return "latency_table"
+    return "records"
+
+
 @_cached_by_digest
 def read_records(digest: str, name: str, _data: bytes):
+    if content_kind(name, _data) == "traces":
+        return es.read_traces(_data, source_name=name, isolate=_isolate(digest, _data), limits=reader_limits())
     return es.read_records(_data, source_name=name, isolate=_isolate(digest, _data), limits=reader_limits())
+
+
+@_cached_by_digest
+def read_latency_table(digest: str, name: str, _data: bytes):
+    return es.read_latency_table(_data, source_name=name, isolate=_isolate(digest, _data), limits=reader_limits())
 
 
 def concat_records(digests: tuple[str, ...], _parts: tuple):

@@ -64,6 +64,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     ".records.table": ("Records", "concat_records"),
     ".io.record_files": ("detect_records_format", "read_records"),
     ".io.traces": ("read_traces", "detect_traces_format"),
+    ".io.latency_tables": ("read_latency_table", "detect_latency_table", "LatencyTable"),  # noqa: E501
     ".records.evaluation": ("RecordsReport", "evaluate_records"),
     ".stats.comparison": ("compare", "compare_per_query", "compare_records"),
     ".stats.comparison_report": ("ComparisonReport",),
@@ -93,6 +94,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names load
     from .evaluation.report import DEFAULT_METRICS, EvaluationReport
     from .io.limits import ReadLimits
     from .io.record_files import detect_records_format, read_records
+    from .io.latency_tables import LatencyTable, detect_latency_table, read_latency_table
     from .io.traces import detect_traces_format, read_traces
     from .io.run_files import FORMATS, detect_format, read_qrels, read_run
     from .io.run_qrels import Qrels, Run

@@ -38,6 +38,10 @@ def _answer(request: dict):
         return read_run(source, source_name=request["name"], limits=limits, **options)
     if kind == "qrels":
         return read_qrels(source, source_name=request["name"], limits=limits, **options)
+    if kind == "latency_table":
+        from .latency_tables import read_latency_table
+
+        return read_latency_table(source, source_name=request["name"], limits=limits, **options)
     if kind == "traces":
         from .traces import read_traces
 

@@ -58,7 +58,7 @@ DEFAULT_WORKERS = 2
 
 _STARTUP_S = 60.0  # a worker's imports on a loaded machine
 _FRAME = struct.Struct("<Q")
-_KINDS = ("run", "qrels", "records", "traces")
+_KINDS = ("run", "qrels", "records", "traces", "latency_table")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -121,6 +121,10 @@ def serialise(result, prefix: str) -> tuple[dict, int]:
         header = {"type": "records", "source": result.source, "warnings": list(result.warnings),
                   "aliases": dict(result.aliases), "extra_columns": list(result.extra_columns),
                   "score_columns": list(result.score_columns)}
+    elif type(result).__name__ == "LatencyTable":
+        tables = [pa.Table.from_pandas(result.table, preserve_index=False)]
+        header = {"type": "latency_table", "tool": result.tool, "source": result.source,
+                  "warnings": list(result.warnings)}
     else:
         raise TypeError(f"cannot send a {type(result).__name__}")
     for i, table in enumerate(tables):
@@ -149,6 +153,10 @@ def deserialise(header: dict, prefix: str, parts: int):
     if kind == "records" and parts == 1:
         return Records(tables[0], source=header["source"], warnings=header["warnings"], aliases=header["aliases"],
                        extra_columns=header["extra_columns"], score_columns=header.get("score_columns", ()))
+    if kind == "latency_table" and parts == 1:
+        from ._latency_table import LatencyTable
+
+        return LatencyTable(tables[0].to_pandas(), header["tool"], header["source"], header["warnings"])
     raise EvalSuiteError("the reader sent an unknown result", field="type", value=kind)
 
 
