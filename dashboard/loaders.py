@@ -481,22 +481,28 @@ def compare_runs(qrels_digest: str, runs: tuple[tuple[str, str], ...], metrics: 
                       baseline=runs[0][0], rel_level=rel_level, pairs=pairs)
 
 
-def records_per_system(report, systems) -> dict:
-    """{system: its rows of a records report's per-request table, indexed by query id}."""
+def records_per_system(report, systems, keys=None) -> dict:
+    """{system: its rows of a records report's per-request table, indexed by query id}, or by
+    ``keys`` (one pairing key per row, :func:`evalsuite.records.pairing.request_keys`; rows
+    without one left out)."""
     per_query = report.per_query
+    if keys is not None:
+        per_query = per_query.assign(query_id=list(keys))
+        per_query = per_query[per_query["query_id"].notna()]
     return {n: per_query[per_query["system"] == n].set_index("query_id") for n in systems}
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def compare_records(digests: tuple[str, ...], k: int, rel_level: int, systems: tuple[str, ...],
                     metrics: tuple[str, ...], test: str, correction: str, alpha: float, _report,
-                    pairs: str = "baseline"):
+                    pairs: str = "baseline", pair_by: str = "query_id", _keys=None):
     """Compare two systems of a records report on its per-request values.
 
     ``_report`` is :func:`evaluate_records` of exactly (``digests``, ``k``, ``rel_level``): the
-    per-request values are taken from it here, so they cannot differ from what the key says.
+    per-request values are taken from it here, so they cannot differ from what the key says;
+    ``_keys`` are the pairing keys ``pair_by`` gives on the same records.
     """
-    per_system = records_per_system(_report, systems)
+    per_system = records_per_system(_report, systems, _keys if pair_by != "query_id" else None)
     return _compare_per_query({n: per_system[n][list(metrics)] for n in systems}, metrics=list(metrics), test=test,
                               correction=correction, alpha=alpha, baseline=systems[0], pairs=pairs)
 
