@@ -160,21 +160,20 @@ def _quality(report, column: str, systems: list[str], log: bool) -> None:
     _left_out(report.per_query, column, metric, systems, "latency_quality_left_out")
     higher = higher_is_better(metric)
     per_system = display.system_quality_latency(both, metric, column, higher_is_better=higher)
-    labelled = None if len(per_system) <= 8 else ui.bound(
-        st.multiselect, "Label these systems too (the Pareto front is always labelled)", per_system["system"].tolist(),
-        default=[], key="latency_labelled")
-    system_log = log and display.log_axis_advised(per_system["latency p50"])
+    default = display.pick_shown(per_system["system"].tolist(), per_system)
+    shown_systems = ui.bound(st.multiselect, f"Systems to label and draw per request (at most {display.MANY_SYSTEMS} "
+                             "read well; the Pareto front is always labelled)", per_system["system"].tolist(),
+                             default=default, key="latency_request_systems")
+    system_log = log and display.log_axis_advised(per_system["latency p50"], decades=1)  # medians: denser
     ui.chart(display.quality_latency_pareto(per_system, metric, _latency_words(column), log=system_log,
-                                            labelled=labelled), key="latency_pareto")
+                                            labelled=None if len(per_system) <= 8 else shown_systems),
+             key="latency_pareto")
     st.caption(f"One point per system: the median {ui.plain(_latency_words(column))} and the mean {ui.plain(metric)} over "
                "its requests with both values. Red: the Pareto front - no other system is both faster and "
                + ("better" if higher else "lower (lower is better here)") + ".")
     st.dataframe(per_system, hide_index=True, width="stretch", height=min(36 * (len(per_system) + 1) + 2, 300),
                  column_config={"latency p50": st.column_config.NumberColumn("latency p50", format="%.1f"),
                                 f"{metric} mean": st.column_config.NumberColumn(f"{metric} mean", format="%.3f")})
-    default = display.pick_shown(per_system["system"].tolist(), per_system)
-    shown_systems = ui.bound(st.multiselect, f"Systems per request (at most {display.MANY_SYSTEMS} read well)",
-                             per_system["system"].tolist(), default=default, key="latency_request_systems")
     both = both[both["system"].isin(shown_systems)]
     if both.empty:
         st.info("Choose systems to see their requests.")
@@ -183,8 +182,10 @@ def _quality(report, column: str, systems: list[str], log: bool) -> None:
         # A 0/1 metric (success) as a scatter puts every point on y = 0 or 1: show instead the share
         # of requests with 1 per latency bin (equal-count bins over all requests shown).
         rates = display.rate_by_latency_bin(both, metric, column, bins=LATENCY_RATE_BINS)
-        ui.chart(display.legend_below(display.rate_by_latency(rates, metric, column), len(shown_systems)),
-                 key="latency_rate")
+        figure = display.legend_below(display.rate_by_latency(rates, metric, column), len(shown_systems))
+        if log and display.log_axis_advised(both[column]):
+            figure.update_xaxes(type="log")
+        ui.chart(figure, key="latency_rate")
         st.caption(f"{ui.plain(metric)} is 0 or 1 per request: each point is the share of requests with 1 among those in a "
                    f"latency bin (bins at the latency quantiles of the {len(both):,} requests shown, so of about equal "
                    "request counts; the n column gives each bin's), with its "
@@ -195,8 +196,10 @@ def _quality(report, column: str, systems: list[str], log: bool) -> None:
         ui.download_csv(rates, "rate_by_latency.csv", key="latency_rate_csv", label="Download CSV (rate per bin)")
     else:
         shown, sampled = display.sample_rows(both, SCATTER_POINTS)
-        ui.chart(display.legend_below(display.quality_latency_scatter(shown, metric, column), len(shown_systems)),
-                 key="latency_scatter")
+        figure = display.legend_below(display.quality_latency_scatter(shown, metric, column), len(shown_systems))
+        if log and display.log_axis_advised(shown[column]):
+            figure.update_xaxes(type="log")
+        ui.chart(figure, key="latency_scatter")
         if sampled:
             st.caption(f"A seeded sample of {len(shown):,} of {len(both):,} requests.")
     ui.download_csv(both, "quality_latency.csv", key="latency_quality_csv", label="Download CSV (per request)")

@@ -105,15 +105,18 @@ def quality_latency_pareto(table: pd.DataFrame, metric: str, latency_label: str 
     names = table["system"].astype(str).tolist()
     show = set(names) if labelled is None else set(map(str, labelled)) | set(table.loc[table["pareto"], "system"])
     fig = go.Figure()
+    # Labels alternate above and below the points, in latency order, so neighbours do not overlap.
+    position = pd.Series(["top center", "bottom center"] * (len(table) // 2 + 1), dtype=object)[:len(table)]
+    position.index = table.index
     for on_front, colour, title in ((False, _COLOUR, "other systems"), (True, _FRONT, "Pareto front")):
         part = table[table["pareto"] == on_front]
         if part.empty:
             continue
-        fig.add_scatter(
+        fig.add_scatter(textposition=position[part.index].tolist(),
             x=part["latency p50"].to_numpy(), y=part[quality].to_numpy(), name=title,
             mode="markers+text", marker=dict(size=11 if on_front else 9, color=colour,
                                              line=dict(width=1, color="white")),
-            text=[_text(s) if s in show else "" for s in part["system"].astype(str)], textposition="top center",
+            text=[_text(s) if s in show else "" for s in part["system"].astype(str)],
             textfont=dict(size=11, color=colour), customdata=np.stack([part["n"].to_numpy(),
                                                                        part["system"].astype(str).map(_text)], axis=1),
             hovertemplate="%{customdata[1]}: p50 %{x:.0f} " + unit + ", " + _text(metric)
