@@ -8,6 +8,7 @@ tables and the report work without it.
 
 from __future__ import annotations
 
+from ._markup import figure_caption, plotly_plain, plotly_text
 from ._report import InputFile, ReportSection, html_report, sha256_hex
 from ._tables_comparison import *  # noqa: F401,F403
 from ._tables_comparison import __all__ as _COMPARISON_TABLES
@@ -27,7 +28,8 @@ _FIGURES = ("STAGE_COLORS", "metric_bars", "per_query_bars", "latency_histogram"
 # Figures for many systems (small multiples, the Pareto chart) live in their own module.
 _LATENCY_FIGURES = ("latency_histogram_grid", "latency_ecdf_grid", "quality_latency_pareto", "legend_below")
 
-__all__ = [*_TABLES, *_FIGURES, *_LATENCY_FIGURES, "InputFile", "ReportSection", "html_report", "sha256_hex"]
+__all__ = [*_TABLES, *_FIGURES, *_LATENCY_FIGURES, "InputFile", "ReportSection", "html_report", "sha256_hex",
+           "plotly_text", "plotly_plain", "figure_caption"]
 
 
 def __getattr__(name: str):

@@ -1,7 +1,7 @@
 """Latency figures for many systems: small multiples of histograms and ECDFs (one panel per system,
 the others drawn faintly behind in the ECDFs), and quality against latency per system with the
-Pareto front highlighted and the points labelled. Text from the data goes through the figures'
-one escaping helper."""
+Pareto front highlighted and the points labelled. Every text from the data goes through
+:func:`~evalsuite.display.plotly_text`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ._figures import _layout, _text
+from ._figures import _layout
+from ._markup import plotly_text as _text
 
 __all__ = ["latency_histogram_grid", "latency_ecdf_grid", "quality_latency_pareto", "legend_below"]
 
