@@ -72,6 +72,9 @@ RAG_ENTRIES = [
         missing=_LIST_MISSING, missing_source="",
         needs=Needs(("question", "contexts"), ("llm",)),
         exports={"deepeval": ("Contextual Relevancy",), "trulens": ("context relevance",),
+                 # Phoenix's retrieval evaluation (document relevance, logged as "Relevance" in
+                 # its RAG tutorials) scored on a request's root span or frame row.
+                 "phoenix": ("document_relevance", "relevance"),
                  "ares": ("Context_Relevance_Label",)},
         kernel="evalsuite.metrics.context.context_relevance_values",
         vectors=(TestVector({"relevant": [[True, False]]}, 0.5, "1 of 2 chunks relevant: 0.5"),

@@ -32,6 +32,7 @@ FIELDS: dict[str, str] = {
     "relevant_ids": "relevant",
     "generated_questions": "texts",  # questions a judge generated from the answer (shown with answer relevancy)
     "error": "text",
+    "failed_span_kind": "text",
 }
 FIELDS.update(RECORD_INPUTS)
 FIELDS.update(dict.fromkeys((name for name in GIVEN_NAMES if name not in FIELDS), "score"))
@@ -55,6 +56,8 @@ FIELD_NOTES_AFTER = {
     "judge_provenance": ("JSON text", "per judged value: judge, model, prompt version, mode, request hash, status",
                          "Per-query"),
     "error": ("str", "what went wrong, if anything", "failure attribution, failure drill-down"),
+    "failed_span_kind": ("str", "traces: the OpenInference kind of the span where the first error began",
+                         'failure stage (rule "span in error")'),
 }
 _LATENCY_FIELD = re.compile(r"^latency_([a-z0-9_]+)_ms$")
 
