@@ -511,6 +511,30 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
     )
 
 
+def _attributed_stages(records: Records, given: pa.Array | None, rel_level: float) -> pa.Array:
+    """The given stages, with the stage attribute_failures gives each request that has none.
+
+    Only the requests that may have failed without a given stage go through the rules: a request
+    with a given stage keeps it, and one that succeeded (``success`` true, no span in error) did
+    not fail, which is what attribute_failures says of it too."""
+    table = records.table
+    n = table.num_rows
+    stages = given.cast(pa.string()) if given is not None else pa.nulls(n, pa.string())
+    candidates = ~stages.is_valid().to_numpy(zero_copy_only=False)
+    if "success" in table.column_names:
+        succeeded = table.column("success").combine_chunks().fill_null(False).to_numpy(zero_copy_only=False)
+        if "failed_span_kind" in table.column_names:
+            succeeded = succeeded & ~table.column("failed_span_kind").combine_chunks().is_valid().to_numpy(
+                zero_copy_only=False)
+        candidates &= ~succeeded.astype(bool)
+    rows = np.flatnonzero(candidates)
+    if not len(rows):
+        return stages
+    subset = Records(table.take(pa.array(rows)), source=records.source)
+    found = pa.array(attribute_failures(subset, rel_level=rel_level)["stage"].tolist(), pa.string())
+    return pc.replace_with_mask(stages, pa.array(candidates), found)
+
+
 def _convention(metric: str, k: int) -> str:
     """The registry's conventions of a computed metric (``critique_<name>``: aspect critique's)."""
     entry = METRICS.get("aspect_critique" if metric.startswith(CRITIQUE_PREFIX) else metric)
@@ -535,8 +559,7 @@ def _failure_stages(records: Records, rel_level: float, failure_stages: Sequence
                             "failure_stage values are counted")
         stages = given
     else:
-        attributed = pa.array(attribute_failures(records, rel_level=rel_level)["stage"].tolist(), pa.string())
-        stages = attributed if given is None else pc.if_else(given.is_valid(), given.cast(pa.string()), attributed)
+        stages = _attributed_stages(records, given, rel_level)
     if stages is None or stages.null_count == len(stages):
         return None
     return stages
