@@ -52,7 +52,10 @@ def _options() -> tuple[str, str, float]:
     with st.expander("Statistics: test and correction"):
         a, b, c = st.columns(3)
         test = ui.pick("Paired test", TESTS, key="compare_test", container=a)
-        correction = ui.pick("Multiple-comparison correction", CORRECTIONS, key="compare_correction", container=b)
+        # Westfall-Young resamples the permutation test's own sign flips: offered with that test only.
+        corrections = [c for c in CORRECTIONS if c != "westfall_young" or test == "permutation"]
+        correction = ui.pick("Multiple-comparison correction", corrections, key="compare_correction", container=b,
+                             help="westfall_young (step-down max-T over the sign flips) needs the permutation test")
         alpha = ui.bound(c.select_slider, "alpha", (0.01, 0.05, 0.1), value=0.05, key="compare_alpha")
     return test, correction, float(alpha)
 

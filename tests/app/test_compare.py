@@ -212,3 +212,11 @@ def test_llmperf_runs_compare_request_by_request_when_paired_by_index():
     assert success["n"] == n
     assert success["mean baseline"] == pytest.approx(np.mean([r["success"] for r in a[:n]]))
     assert success["mean system"] == pytest.approx(np.mean([r["success"] for r in b[:n]]))
+
+
+def test_westfall_young_is_offered_with_the_permutation_test_only(cranfield):
+    at = open_page("compare", query={"compare_a": "BM25L", "compare_b": "BM25", "compare_test": "permutation"})
+    assert "westfall_young" in at.selectbox(key="compare_correction").options
+    at.selectbox(key="compare_test").set_value("wilcoxon").run()
+    assert "westfall_young" not in at.selectbox(key="compare_correction").options
+    assert not at.exception and not [e.value for e in at.error]
