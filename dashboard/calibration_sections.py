@@ -14,7 +14,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from evalsuite.stats import agreement, judgement_tables, ppi
+from evalsuite.stats import agreement, judgement_tables, system_means
 from evalsuite.display import plotly_text
 from evalsuite.errors import EvalSuiteError
 
@@ -149,7 +149,7 @@ def ppi_difference_section(judgements: pd.DataFrame, baseline: str, system: str,
     box = container or st
     box.subheader("Difference with prediction-powered inference")
     try:
-        iv = ppi.difference_interval(judgements, baseline, system, judgement, tuned=tuned)
+        iv = system_means.difference_interval(judgements, baseline, system, judgement, tuned=tuned)
     except EvalSuiteError as exc:
         box.info(f"No PPI interval of the difference: {plain(exc)}")
         return None

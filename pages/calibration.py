@@ -14,7 +14,7 @@ import streamlit as st
 from dashboard import calibration_sections as cv
 from dashboard import hosting, session, ui
 from dashboard.text import plain
-from evalsuite.stats import agreement, judgement_tables, ppi
+from evalsuite.stats import agreement, judgement_tables, system_means
 
 _PCT = {c: st.column_config.NumberColumn(c, format="%.3f")
         for c in ("accuracy", "accuracy_low", "accuracy_high", "kappa", "kappa_low", "kappa_high", "precision",
@@ -152,8 +152,8 @@ def render() -> None:
                       help="PPI: lambda = 1 (Angelopoulos et al. 2023). PPI++: lambda tuned in [0, 1] to minimise the "
                            "variance (Angelopoulos, Duchi & Zrnic 2023), never much wider than human only.")
     tuned = method == "PPI++ (tuned)"
-    used = ppi.labelled_subset(part, int(budget), seed=int(seed)) if budget < n_ids else part
-    intervals = ppi.system_intervals(used, tuned=tuned)
+    used = system_means.labelled_subset(part, int(budget), seed=int(seed)) if budget < n_ids else part
+    intervals = system_means.system_intervals(used, tuned=tuned)
     ui.chart(cv.forest_figure(intervals, f"{judgement}: system means with 95% intervals"), key="calibration_forest")
     st.caption("Judge only: the judge's own mean over every request, an interval for the judge, biased for the "
                "human mean by the judge's errors. Human only: the mean of the human labels kept (valid, wide). "

@@ -159,10 +159,10 @@ def test_every_pair_of_three_systems(cranfield):
 
 def test_records_with_human_labels_get_the_prediction_powered_difference():
     """Issue 20: records whose judgement lists have human_* twins give Compare the PPI interval of
-    the difference, equal to evalsuite.ppi.difference_interval on the same table."""
+    the difference, equal to evalsuite.system_means.difference_interval on the same table."""
     import json
 
-    from evalsuite.stats import judgement_tables, ppi
+    from evalsuite.stats import judgement_tables, system_means
 
     rng = np.random.default_rng(7)
     rows = []
@@ -179,7 +179,7 @@ def test_records_with_human_labels_get_the_prediction_powered_difference():
     shown = next(d.value for d in at.dataframe if "diff (system - baseline)" in d.value.columns)
     records = es.read_records(data, source_name="labelled.jsonl")
     table = judgement_tables.judgements_from_records(records, "answer_claims_supported")
-    expected = ppi.difference_interval(table, "base", "new", "answer_claims_supported")
+    expected = system_means.difference_interval(table, "base", "new", "answer_claims_supported")
     row = shown.iloc[0]
     assert (row["diff (system - baseline)"], row["95% CI low"], row["95% CI high"]) == (
         expected.estimate, expected.low, expected.high)
