@@ -19,10 +19,11 @@ Why these methods (``docs/calibration.md`` has the simulation table behind each 
   (Korn & Graubard 1998);
 - the asymptotic interval of Cohen's kappa (Fleiss, Cohen & Everitt 1969) runs past 1 (1.269 on 7
   ARES examples) and has zero width when judge and people never disagree, so a kappa of 0.9 is
-  covered by 60% of 95% intervals at n = 20; the equal-tailed interval of kappa's posterior
+  covered by 64% of 95% intervals at n = 20; the equal-tailed interval of kappa's posterior
   under a Jeffreys Dirichlet(1/2, 1/2, 1/2, 1/2) prior on the four cells of the 2x2 table stays in
-  [-1, 1] and keeps coverage at every cell of the simulation (Basu, Banerjee & Sen 2000 use
-  Dirichlet priors on the cells for kappa).
+  [-1, 1] and keeps coverage from 30 labels on; below that its ends come from posteriors shifted
+  the way Clopper-Pearson's are (Basu, Banerjee & Sen 2000 use Dirichlet priors on the cells for
+  kappa).
 """
 
 from __future__ import annotations
@@ -371,6 +372,16 @@ def _kappa_of_cells(cells: np.ndarray) -> np.ndarray:
         return (p00 + p11 - expected) / (1 - expected)
 
 
+def _kappa_draws(shape: np.ndarray, draws: int, seed: int) -> np.ndarray:
+    """Kappa of ``draws`` Dirichlet(``shape``) cell probabilities (a shape of 0 keeps a cell at 0);
+    draws where kappa is undefined (``p_e = 1``) are left out."""
+    gammas = np.random.default_rng(seed).standard_gamma(shape, size=(int(draws), 4))
+    total = gammas.sum(1, keepdims=True)
+    kappa = _kappa_of_cells(gammas / np.where(total > 0, total, 1.0))
+    kappa = kappa[np.isfinite(kappa)]
+    return kappa if len(kappa) else np.array([np.nan])
+
+
 def kappa_interval(confusion, confidence: float = 0.95, draws: int = KAPPA_DRAWS, seed: int = 0) -> Interval:
     """Cohen's kappa of a 2x2 table with an interval inside [-1, 1].
 
@@ -441,11 +452,17 @@ def kappa_interval(confusion, confidence: float = 0.95, draws: int = KAPPA_DRAWS
         term_b = (1 - kappa) ** 2 * term_b.sum()
         term_c = (kappa - p_e * (1 - kappa)) ** 2
         se = math.sqrt(max((term_a + term_b - term_c) / (1 - p_e) ** 2 / nobs, 0.0))
-    rng = np.random.default_rng(seed)
-    gammas = rng.standard_gamma(cells + 0.5, size=(int(draws), 4))
-    posterior = _kappa_of_cells(gammas / gammas.sum(1, keepdims=True))
     alpha = 1 - confidence
-    low, high = (float(x) for x in np.quantile(posterior, [alpha / 2, 1 - alpha / 2]))
+    if nobs >= MIN_LABELS:
+        posterior = _kappa_draws(cells + 0.5, draws, seed)
+        low, high = (float(x) for x in np.quantile(posterior, [alpha / 2, 1 - alpha / 2]))
+    else:
+        # Few labels: bounds in the manner of Clopper-Pearson (whose ends are quantiles of Beta(x, n - x + 1)
+        # and Beta(x + 1, n - x)): the lower end with one more disagreement in each off-diagonal cell, the
+        # upper end with one more agreement in each diagonal cell and none added off it.
+        method = "conservative posterior"
+        low = float(np.quantile(_kappa_draws(cells + np.array([0.5, 1, 1, 0.5]), draws, seed), alpha / 2))
+        high = float(np.quantile(_kappa_draws(cells + np.array([1, 0, 0, 1]), draws, seed + 1), 1 - alpha / 2))
     if not math.isnan(kappa):  # at the edge (no disagreement: 1) the equal-tailed interval stops short
         low, high = min(low, kappa), max(high, kappa)  # of the estimate; widen to it (as Brown, Cai & DasGupta's Jeffreys)
     notes = []

@@ -41,16 +41,29 @@ def test_agreement_matches_scikit_learn(seed):
     assert a.recall.estimate == pytest.approx(sklearn_metrics.recall_score(human, judge), abs=1e-12)
 
 
-def _jeffreys_kappa_interval(table, draws=200_000, seed=123):
-    """Kappa's 95% posterior interval under Dirichlet(counts + 1/2), drawn with scipy's Dirichlet
-    (a different generator from the one evalsuite uses): the reference for kappa_interval."""
+def _posterior_kappa(shape, draws, seed):
     from scipy import stats
 
-    cells = stats.dirichlet.rvs(np.asarray(table, dtype=float).ravel() + 0.5, size=draws, random_state=seed)
+    shape = np.asarray(shape, dtype=float)
+    cells = np.zeros((draws, 4))
+    live = shape > 0  # scipy's Dirichlet needs positive parameters: a cell with none stays at 0
+    cells[:, live] = stats.dirichlet.rvs(shape[live], size=draws, random_state=seed)
     p00, p01, p10, p11 = cells.T
     p_e = (p00 + p01) * (p00 + p10) + (p10 + p11) * (p01 + p11)
-    kappa = (p00 + p11 - p_e) / (1 - p_e)
-    return np.quantile(kappa, [0.025, 0.975])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kappa = (p00 + p11 - p_e) / (1 - p_e)
+    return kappa[np.isfinite(kappa)]
+
+
+def _jeffreys_kappa_interval(table, draws=200_000, seed=123):
+    """Kappa's 95% posterior interval under Dirichlet(counts + 1/2) (from 30 items), or the
+    conservative pair of posteriors below 30, drawn with scipy's Dirichlet (a different generator
+    from the one evalsuite uses): the reference for kappa_interval."""
+    counts = np.asarray(table, dtype=float).ravel()
+    if counts.sum() >= agreement.MIN_LABELS:
+        return np.quantile(_posterior_kappa(counts + 0.5, draws, seed), [0.025, 0.975])
+    return (np.quantile(_posterior_kappa(counts + [0.5, 1, 1, 0.5], draws, seed), 0.025),
+            np.quantile(_posterior_kappa(counts + [1, 0, 0, 1], draws, seed), 0.975))
 
 
 @pytest.mark.parametrize("seed", RNG_SEEDS)
