@@ -35,7 +35,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import EvalSuiteError
-from .intervals import (MIN_EVENTS, MIN_LABELS, MIN_LABELS_TUNED, Interval, _check_confidence, _vector, _z,
+from .intervals import (MIN_EVENTS, MIN_LABELS, MIN_LABELS_TUNED, Interval, _check_confidence, _count, _vector, _z,
                         share_interval)
 
 __all__ = ["DEFAULT_MIX", "sampling_weights", "labelling_order", "inclusion_probabilities", "active_mean"]
@@ -44,6 +44,7 @@ __all__ = ["DEFAULT_MIX", "sampling_weights", "labelling_order", "inclusion_prob
 #: uniform chance of being chosen (chosen on the synthetic judges of ``benchmarks/calibration_coverage.py``,
 #: where 0.3 gave narrower intervals than 0.5 or 0.7 at the same coverage).
 DEFAULT_MIX = 0.3
+
 
 
 def _unit_values(values: Sequence, name: str) -> np.ndarray:
@@ -291,10 +292,10 @@ def active_mean(judge: Sequence, human: Sequence, inclusion: Sequence, confidenc
         if n < need:
             problem = f"only {n} labelled requests: {'tuned ' if tuned else ''}active inference needs at least {need}"
         elif min(yes, no) < MIN_EVENTS:
-            problem = f"only {min(yes, no):g} {'yes' if yes < no else 'no'} among {n} labelled requests: at least " \
+            problem = f"only {_count(min(yes, no))} {'yes' if yes < no else 'no'} among {n} labelled requests: at least " \
                       f"{MIN_EVENTS} each of yes and no are needed"
         elif disagreements < MIN_EVENTS:
-            problem = f"only {disagreements:g} disagreements between judge and people in {n}: at least {MIN_EVENTS} " \
+            problem = f"only {_count(disagreements)} disagreements between judge and people in {n}: at least {MIN_EVENTS} " \
                       "are needed"
         if problem:
             human_iv = share_interval(ys, confidence, weights=inverse[xi])

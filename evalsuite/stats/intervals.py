@@ -148,6 +148,11 @@ def _vector(values: object, name: str, binary: bool = False) -> np.ndarray:
     return out
 
 
+def _count(x: float) -> str:
+    """A count as people read it: whole numbers as such, sums of shares to one decimal."""
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:.1f}"
+
+
 def _check_counts(successes: float, n: float) -> None:
     for name, value in (("successes", successes), ("n", n)):
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):

@@ -18,10 +18,11 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import EvalSuiteError
-from .intervals import (MIN_EVENTS, MIN_LABELS, MIN_LABELS_TUNED, Interval, _check_confidence, _vector, _z,
+from .intervals import (MIN_EVENTS, MIN_LABELS, MIN_LABELS_TUNED, Interval, _check_confidence, _count, _vector, _z,
                         share_interval)
 
 __all__ = ["classical_mean", "ppi_mean", "normal_approximation_problem", "mean_intervals", "ppi_mean_difference"]
+
 
 def classical_mean(values: Sequence, confidence: float = 0.95) -> Interval:
     """Mean with its normal (CLT) interval: ``mean +- z * std / sqrt(n)``.
@@ -219,13 +220,13 @@ def normal_approximation_problem(human: Sequence, judge_labelled: Sequence, tune
         if no == 0 or yes == 0:
             what = f"every labelled request is {'yes' if no == 0 else 'no'} ({n} of {n})"
         else:
-            what = f"only {min(yes, no):g} {'yes' if yes < no else 'no'} among {n} labelled requests"
+            what = f"only {_count(min(yes, no))} {'yes' if yes < no else 'no'} among {n} labelled requests"
         return f"{what}: at least {MIN_EVENTS} each of yes and no are needed"
     disagreements = float(np.abs(y - f).sum())
     if disagreements < MIN_EVENTS:
         if disagreements == 0:
             return f"the judge agrees with every human label (0 disagreements in {n}): at least {MIN_EVENTS} are needed"
-        return f"only {disagreements:g} disagreements between judge and people in {n}: at least {MIN_EVENTS} are needed"
+        return f"only {_count(disagreements)} disagreements between judge and people in {n}: at least {MIN_EVENTS} are needed"
     return ""
 
 
@@ -383,7 +384,7 @@ def ppi_mean_difference(a: tuple[Sequence, Sequence, Sequence], b: tuple[Sequenc
             problem = normal_approximation_problem(ya, fa, tuned) or normal_approximation_problem(yb, fb, tuned)
             disagreements = float(np.abs((ya - yb) - (fa - fb)).sum())
             if not problem and disagreements < MIN_EVENTS:
-                problem = (f"only {disagreements:g} disagreements between the judge's and people's differences in "
+                problem = (f"only {_count(disagreements)} disagreements between the judge's and people's differences in "
                            f"{len(ya)} pairs: at least {MIN_EVENTS} are needed")
         if problem:
             d = (ya - yb + 1) / 2

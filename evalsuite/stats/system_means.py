@@ -17,13 +17,26 @@ import numpy as np
 from ..errors import EvalSuiteError
 from .intervals import Interval
 from .ppi import mean_intervals, ppi_mean_difference
+from .sample_size import labels_for_width
 
 __all__ = ["INTERVAL_COLUMNS", "labelled_subset", "system_intervals", "difference_interval"]
 
 
 #: The columns of :func:`system_intervals`.
 INTERVAL_COLUMNS = ["judgement", "system", "estimator", "estimate", "low", "high", "n", "n_unlabelled", "too_small",
-                    "held_out", "method", "note"]
+                    "held_out", "method", "note", "labels_for_half_width", "labels_for_target"]
+
+
+def labels_needed(iv: Interval, target_width: float | None) -> float:
+    """:func:`~evalsuite.stats.sample_size.labels_for_width` as a table cell: NaN when there is
+    nothing to plan from or no number of labels reaches the width."""
+    if target_width is None or not target_width > 0 or math.isnan(iv.estimate) or not iv.width > 0:
+        return math.nan
+    try:
+        found = labels_for_width(iv, target_width)
+    except EvalSuiteError:
+        return math.nan
+    return math.nan if found is None else float(found)
 
 
 def _per_request(judgements, predictor: str):
@@ -87,7 +100,8 @@ def labelled_subset(judgements, n_queries: int, seed: int = 0):
     return out
 
 
-def system_intervals(judgements, confidence: float = 0.95, tuned: bool = False, predictor: str = "label"):
+def system_intervals(judgements, confidence: float = 0.95, tuned: bool = False, predictor: str = "label",
+                     target_width: float | None = None):
     """Judge-only, human-only and PPI means per judgement type and system.
 
     The unit is the request: a request's judge value is the mean of the judge's verdicts over its
@@ -103,6 +117,8 @@ def system_intervals(judgements, confidence: float = 0.95, tuned: bool = False, 
         As in :func:`ppi_mean`.
     predictor : "label" or "score"
         Which judge column predicts the human label (default the verdict).
+    target_width : float, optional
+        An interval width to plan for (``labels_for_target``).
 
     Returns
     -------
@@ -113,7 +129,10 @@ def system_intervals(judgements, confidence: float = 0.95, tuned: bool = False, 
         ``too_small``; ``held_out`` (the human mean over every labelled request of the original
         table when :func:`labelled_subset` hid some; else NaN); ``method`` (how the interval was
         computed: ``ppi``, ``ppi++``, ``clopper-pearson``, ``human only (...)`` when PPI's normal
-        interval could not be trusted ...) and ``note`` (the degenerate input, in words).
+        interval could not be trusted ...), ``note`` (the degenerate input, in words),
+        ``labels_for_half_width`` (human-labelled requests the interval would need to be half as
+        wide, from its current variance: :func:`~evalsuite.stats.sample_size.labels_for_width`) and
+        ``labels_for_target`` (the same for ``target_width``); NaN for judge only.
 
     Raises
     ------
@@ -150,7 +169,9 @@ def system_intervals(judgements, confidence: float = 0.95, tuned: bool = False, 
                              "estimate": iv.estimate, "low": iv.low, "high": iv.high, "n": iv.n,
                              "n_unlabelled": iv.n_unlabelled, "too_small": iv.too_small if key != "judge" else False,
                              "held_out": float(held.get(system, math.nan)) if held is not None else math.nan,
-                             "method": iv.method, "note": iv.note})
+                             "method": iv.method, "note": iv.note,
+                             "labels_for_half_width": labels_needed(iv, iv.width / 2) if key != "judge" else math.nan,
+                             "labels_for_target": labels_needed(iv, target_width) if key != "judge" else math.nan})
     return pd.DataFrame(rows, columns=INTERVAL_COLUMNS)
 
 
