@@ -184,7 +184,7 @@ def inclusion_probabilities(keys: Sequence, weights: Sequence, labelled: Sequenc
     >>> inclusion_probabilities(keys, [1, 1, 1, 1], [True, False, True, False]).tolist()
     [0.4, nan, 0.4, nan]
     """
-    k = _vector(keys, "keys")
+    k = np.asarray(keys, dtype=np.float64)  # infinite for a weight of 0
     w = _vector(weights, "weights")
     lab = np.asarray(labelled, dtype=bool)
     out_of = np.zeros(len(k), dtype=bool) if excluded is None else np.asarray(excluded, dtype=bool)

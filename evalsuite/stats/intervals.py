@@ -255,8 +255,9 @@ def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> Int
     p, n = successes / n, float(n)
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(max(p * (1 - p) / n + z * z / (4 * n * n), 0.0))
-    return Interval(p, max(0.0, centre - half), min(1.0, centre + half), int(round(n)), "wilson", confidence,
-                    too_small=n < MIN_LABELS)
+    low = 0.0 if successes == 0 else max(0.0, centre - half)  # exactly the edge there, not a rounding away
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return Interval(p, low, high, int(round(n)), "wilson", confidence, too_small=n < MIN_LABELS)
 
 
 def effective_size(weights: Sequence) -> float:
