@@ -153,10 +153,30 @@ def _export_import(data: labelling.TaskData, who: labelling.Labeller | None) -> 
                             label="Every labeller's labels (CSV)")
         st.caption("One row per record with the label the Calibration page uses (the first yes or no given), in the "
                    "columns its human-label upload reads; the second file has one row per record and labeller.")
-        upload = st.file_uploader("Import labels (CSV, TSV or JSONL: query_id, system, human_label, optional "
-                                  "labeller)", type=["csv", "tsv", "jsonl", "txt"], key="label_import")
-        if upload is not None and st.button("Import", key="label_import_go"):
-            _import(data, upload.name, upload.getvalue(), who)
+        st.file_uploader("Import labels (CSV, TSV or JSONL: query_id, system, human_label, optional labeller)",
+                         type=["csv", "tsv", "jsonl", "txt"], key="label_import", on_change=_keep_import)
+        done = st.session_state.pop(KEY_IMPORTED, None)
+        if done:
+            st.success(plain(done))
+        kept = st.session_state.get(KEY_IMPORT)
+        if kept is not None and st.button("Import " + plain(kept[0]), key="label_import_go"):
+            _import(data, kept[0], kept[1], who)
+            st.session_state[KEY_IMPORT] = None
+
+
+KEY_IMPORT = "label_import_kept"  # (name, bytes) of the file chosen for import, kept across reruns
+KEY_IMPORTED = "label_imported"    # the message of the last import, shown once
+
+
+def _keep_import() -> None:
+    uploaded = st.session_state.get("label_import")
+    if uploaded is not None:
+        try:
+            hosting.count_upload(uploaded.size)  # the daily upload limit, per user
+        except Exception as exc:
+            ui.show_error(exc)
+            uploaded = None
+    st.session_state[KEY_IMPORT] = None if uploaded is None else (uploaded.name, uploaded.getvalue())
 
 
 def _import(data: labelling.TaskData, name: str, raw: bytes, who: labelling.Labeller | None) -> None:
@@ -187,7 +207,9 @@ def _import(data: labelling.TaskData, name: str, raw: bytes, who: labelling.Labe
     except Exception as exc:
         ui.show_error(exc)
         return
-    st.success(plain(f"{count} labels imported from {name}."))
+    st.session_state[KEY_IMPORTED] = f"{count} labels imported from {name}."
+    st.session_state[KEY_IMPORT] = None
+    st.rerun()  # the page again, with the imported labels in every figure
 
 
 def _agreement(data: labelling.TaskData) -> None:
