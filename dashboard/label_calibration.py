@@ -74,10 +74,13 @@ def task_section(tuned: bool) -> pd.DataFrame | None:
     st.subheader("System means from the labels")
     shown = intervals.drop(columns=["interval"])
     shown["more_labels_to_halve"] = shown["labels_for_half_width"] - shown["n"]
+    shown = shown[["system", "estimator", "estimate", "low", "high", "n", "more_labels_to_halve", "n_unlabelled",
+                   "method", "note", "too_small", "labels_for_half_width"]]
     forest = shown.assign(estimator=shown["estimator"].replace({"active": "PPI"}), held_out=math.nan)
     ui.chart(cv.forest_figure(forest, f"{task.judgement}: system means with 95% intervals"),
              key="calibration_task_forest")
-    st.dataframe(shown, hide_index=True, width="stretch", column_config=_format(), key="calibration_task_intervals")
+    st.dataframe(shown, hide_index=True, width="stretch", column_config=_format(), key="calibration_task_intervals",
+                 height=min(35 * (len(shown) + 1) + 3, 900))  # every system's rows at once
     st.caption("Judge only: the judge's own mean. Human only: the labels alone. "
                + ("Active: the judge on every record, corrected by the labels weighted by their inclusion probabilities "
                   "(Zrnic & Candes 2024). " if task.mode == "active" else

@@ -93,6 +93,13 @@ def _record_text(data: labelling.TaskData, query_id: str, system: str) -> None:
     if isinstance(row.get("question"), str):
         st.markdown("**Question**")
         st.markdown(plain(row["question"]))
+    if isinstance(row.get("answer"), str):
+        st.markdown("**Answer**")
+        with st.container(border=True):
+            st.markdown(plain(row["answer"]))
+    if isinstance(row.get("reference"), str):
+        st.markdown("**Reference answer**")
+        st.markdown(plain(row["reference"]))
     contexts = row.get("contexts")
     if contexts is not None and not isinstance(contexts, str) and len(contexts):
         st.markdown("**Contexts**")
@@ -100,13 +107,6 @@ def _record_text(data: labelling.TaskData, query_id: str, system: str) -> None:
             with st.container(border=True):
                 st.caption(f"Context {i}")
                 st.markdown(plain(text))
-    if isinstance(row.get("reference"), str):
-        st.markdown("**Reference answer**")
-        st.markdown(plain(row["reference"]))
-    if isinstance(row.get("answer"), str):
-        st.markdown("**Answer**")
-        with st.container(border=True):
-            st.markdown(plain(row["answer"]))
 
 
 def _labelling(data: labelling.TaskData, who: labelling.Labeller) -> None:
