@@ -212,3 +212,35 @@ def test_llmperf_runs_compare_request_by_request_when_paired_by_index():
     assert success["n"] == n
     assert success["mean baseline"] == pytest.approx(np.mean([r["success"] for r in a[:n]]))
     assert success["mean system"] == pytest.approx(np.mean([r["success"] for r in b[:n]]))
+
+
+def test_how_many_queries_from_the_observed_differences(cranfield):
+    """Issue 28: under the per-query differences, the queries a paired t-test needs for power 0.8 at
+    the difference typed in, and the difference the queries at hand detect, are sample_size's on the
+    differences shown (and statsmodels' power for the t-test: an independent reference)."""
+    from statsmodels.stats.power import TTestPower
+
+    from evalsuite.stats import sample_size
+
+    at = open_page("compare", query={"compare_a": "BM25L", "compare_b": "BM25", "compare_test": "t-test",
+                                     "compare_metrics": ["ndcg@10"], "compare_metric": "ndcg@10"})
+    assert not at.exception
+    at.number_input(key="compare_plan_difference").set_value(0.02).run()
+    assert not at.exception
+    diff = at.dataframe[1].value["diff"].to_numpy(dtype=float)
+    d = diff[np.isfinite(diff)]
+    sd = float(np.std(d, ddof=1))
+    plan = next(x.value for x in at.dataframe if "queries for power 0.8" in x.value.columns).set_index("test")
+    needed = int(plan.loc["paired t-test", "queries for power 0.8"])
+    assert needed == sample_size.queries_for_power(sd, 0.02)
+    # statsmodels' solver: power reaches 0.8 between needed - 1 and needed queries
+    power = TTestPower()
+    assert power.power(0.02 / sd, needed, 0.05) >= 0.8 > power.power(0.02 / sd, needed - 1, 0.05)
+    assert int(plan.loc["paired t-test", "queries now"]) == len(d)
+    assert plan.loc["paired t-test", "detectable now"] == pytest.approx(
+        sample_size.detectable_difference(sd, len(d)), rel=1e-9)
+    assert power.power(plan.loc["paired t-test", "detectable now"] / sd, len(d), 0.05) == pytest.approx(0.8, abs=1e-6)
+    randomised = int(plan.loc["randomisation (sign flips)", "queries for power 0.8"])
+    assert abs(randomised - needed) <= max(3, 0.1 * needed)  # the two tests agree closely on sums of many differences
+    caption = " ".join(texts(at.caption))
+    assert f"{needed} are needed" in caption or "are enough" in caption
