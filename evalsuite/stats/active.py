@@ -300,5 +300,6 @@ def active_mean(judge: Sequence, human: Sequence, inclusion: Sequence, confidenc
         if problem:
             human_iv = share_interval(ys, confidence, weights=inverse[xi])
             return Interval(human_iv.estimate, human_iv.low, human_iv.high, n, f"human only ({human_iv.method})",
-                            confidence, m - n, n < MIN_LABELS, {"note": problem, "normal": (est, low, high), "lam": lam})
+                            confidence, m - n, n < MIN_LABELS,
+                            {**human_iv.extra, "note": problem, "normal": (est, low, high), "lam": lam})
     return Interval(est, low, high, n, method, confidence, m - n, n < MIN_LABELS, extra)

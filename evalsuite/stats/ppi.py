@@ -292,7 +292,8 @@ def mean_intervals(human: Sequence, judge_labelled: Sequence, judge_unlabelled: 
         if problem:
             ppi = Interval(human_iv.estimate, human_iv.low, human_iv.high, human_iv.n, f"human only ({human_iv.method})",
                            confidence, len(fu), ppi.too_small,
-                           {"note": problem, "normal": (ppi.estimate, ppi.low, ppi.high), "lam": ppi.extra.get("lam")})
+                           {**human_iv.extra, "note": problem, "normal": (ppi.estimate, ppi.low, ppi.high),
+                            "lam": ppi.extra.get("lam")})
     return {"judge": judge, "human": human_iv, "ppi": ppi}
 
 

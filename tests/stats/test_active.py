@@ -91,3 +91,25 @@ def test_too_few_labels_fall_back_to_the_weighted_human_share():
     with pytest.raises(EvalSuiteError) as err:
         active.active_mean(f, [np.nan] * 4, pi)
     assert err.value.field == "human[1]"
+
+
+def test_the_fallback_plans_labels_as_the_weighted_human_interval_it_shows():
+    """The human-only interval shown in active inference's place keeps its effective sample size,
+    so the labels it says would halve it are those of the same weighted interval on its own (found
+    on the Calibration page: 12 against 44 for one and the same interval)."""
+    from evalsuite.stats.intervals import share_interval
+    from evalsuite.stats.sample_size import labels_for_width
+
+    rng = np.random.default_rng(3)
+    f = rng.uniform(0.05, 0.95, 300)
+    weights = active.sampling_weights(f)
+    _, keys = active.labelling_order(weights, seed=4)
+    labelled = np.zeros(300, dtype=bool)
+    labelled[np.argsort(keys)[:8]] = True
+    pi = active.inclusion_probabilities(keys, weights, labelled)
+    y = np.where(labelled, (rng.random(300) < 0.5).astype(float), np.nan)
+    shown = active.active_mean(f, y, pi)
+    alone = share_interval(y[labelled], weights=1 / pi[labelled])
+    assert shown.note and (shown.low, shown.high) == (alone.low, alone.high)
+    assert shown.extra["n_eff"] == alone.extra["n_eff"] < 8
+    assert labels_for_width(shown, shown.width / 2) == labels_for_width(alone, alone.width / 2)
