@@ -41,11 +41,11 @@ __all__ = ["Interval", "MIN_LABELS", "MIN_LABELS_TUNED", "MIN_EVENTS", "KAPPA_DR
            "wilson_interval", "share_interval", "kappa_interval", "effective_size"]
 
 #: Below this many human labels the normal approximation behind a PPI interval is poor: the page
-#: shows the human-only interval in its place and says why (30, the usual CLT rule of thumb; the
-#: simulation in ``docs/calibration.md`` shows PPI at 94.3% coverage at n = 50 and 93.7% at 30).
+#: shows the human-only interval in its place and says why (30, the usual CLT rule of thumb; with
+#: this rule every interval in ``docs/calibration.md``'s simulation covers at 93.5% or more).
 MIN_LABELS = 30
-#: PPI++ tunes its lambda on the same labels, which costs coverage in small samples (93.5% at
-#: n = 50 in the simulation, 94.3% at n = 100): below this many labels its interval is not shown.
+#: PPI++ tunes its lambda on the same labels, which costs coverage in small samples: below this
+#: many labels its normal interval is not shown (the human-only interval stands in its place).
 MIN_LABELS_TUNED = 100
 #: A normal interval needs at least this many of each: human yes, human no, and disagreements
 #: between judge and people (the n p >= 10 rule of the normal approximation to a binomial count;
