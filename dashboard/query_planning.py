@@ -16,6 +16,10 @@ from evalsuite.errors import EvalSuiteError
 from evalsuite.stats import sample_size
 
 POWER = 0.8
+#: Past this many queries (by the t-test) the randomisation test's power is not resampled here: each
+#: step of its search draws 2,000 sets of that many queries, seconds of a shared server's time, and
+#: the two tests agree closely on sums of that many differences.
+RANDOMISATION_CAP = 10_000
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -41,6 +45,7 @@ def plan_table(differences, difference: float, alpha: float) -> tuple[pd.DataFra
     (pandas.DataFrame, str)
         Columns ``test``, ``queries for power 0.8``, ``queries now``, ``detectable now`` (the t-test's
         minimum detectable difference with the queries at hand); the sentence says which case it is.
+        The randomisation row is empty when the t-test needs more than :data:`RANDOMISATION_CAP`.
 
     Raises
     ------
@@ -58,7 +63,8 @@ def plan_table(differences, difference: float, alpha: float) -> tuple[pd.DataFra
                              field="differences", value=float(d[0]))
     n = len(d)
     t_needed = sample_size.queries_for_power(sd, difference, alpha, POWER)
-    r_needed = _randomisation_queries(tuple(float(x) for x in d), difference, alpha)
+    r_needed = (_randomisation_queries(tuple(float(x) for x in d), difference, alpha)
+                if t_needed is not None and t_needed <= RANDOMISATION_CAP else None)
     detectable = sample_size.detectable_difference(sd, n, alpha, POWER)
     table = pd.DataFrame({"test": ["paired t-test", "randomisation (sign flips)"],
                           "queries for power 0.8": [t_needed, r_needed],
@@ -75,6 +81,8 @@ def plan_table(differences, difference: float, alpha: float) -> tuple[pd.DataFra
         verdict = (f"Too few queries for a difference of {difference:g}: {t_needed} are needed (t-test), {n} were "
                    f"compared; with {n} the t-test detects {detectable:.4g} with power {POWER:g}. \"Not significant\" "
                    "here does not mean \"no difference\".")
+    if t_needed is not None and t_needed > RANDOMISATION_CAP:
+        verdict += f" The randomisation test's power is not resampled past {RANDOMISATION_CAP:,} queries."
     return table, verdict
 
 
