@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 
 from ..errors import EvalSuiteError
 from ..metrics.operational import FAILURE_STAGES
+from ..metrics.registry import EXPORT_NAMES
 from .schema import _alias, field_kind
 from .table import Records, records_from_rows
 
@@ -54,18 +55,17 @@ SPAN_KINDS = ("CHAIN", "RETRIEVER", "RERANKER", "EMBEDDING", "LLM", "TOOL", "AGE
 STAGE_OF_KIND = {"RETRIEVER": "retrieval", "RERANKER": "rerank", "EMBEDDING": "embedding", "LLM": "llm",
                  "TOOL": "tool", "GUARDRAIL": "guardrail"}
 
-# Phoenix evaluation names -> the record field of their score. One place to swap for a lookup in
-# the metric registry once it carries vendor names (issue 26 part B); names not here are kept
-# under their own snake-case name as given scores.
-_EVALUATION_FIELDS = {"faithfulness": "faithfulness", "hallucination": "hallucination",
-                      "document_relevance": "context_relevance", "relevance": "context_relevance"}
+# Phoenix evaluation names (snake case) -> the record field of their score: the metric registry's
+# Phoenix export names, the same map the Phoenix evals reader uses (records.vendors). Names not
+# there are kept under their own snake-case name as given scores.
+_EVALUATION_FIELDS = EXPORT_NAMES["phoenix"]
 
 
 def evaluation_field(name: str) -> str:
     """The record field a Phoenix evaluation's score is kept under.
 
-    >>> evaluation_field("Hallucination"), evaluation_field("QA Correctness")
-    ('hallucination', 'qa_correctness')
+    >>> evaluation_field("Hallucination"), evaluation_field("Document Relevance"), evaluation_field("QA Correctness")
+    ('hallucination', 'context_relevance', 'qa_correctness')
     """
     key = re.sub(r"[^0-9a-z]+", "_", str(name).lower()).strip("_") or "evaluation"
     return _EVALUATION_FIELDS.get(key, key)

@@ -211,3 +211,19 @@ def test_not_a_trace_file_and_detection(request_message):
         es.read_traces(cut, source_name="cut.pb")
     with pytest.raises(es.EvalSuiteError, match="not an OTLP ExportTraceServiceRequest"):
         es.read_traces(b"\x0a\xff\xff\xff\x0f", source_name="bad.pb", format="otlp-proto")
+
+
+def test_phoenix_evaluation_names_map_as_the_phoenix_evals_reader_maps_them():
+    """Evaluations on a root span are kept under the field the registry's Phoenix export names give
+    (the map records.vendors uses for phoenix.evals frames): Phoenix's document relevance is context
+    relevance; a name the registry does not know keeps its own snake-case name."""
+    from evalsuite.records.traces import Span, records_from_spans
+
+    root = Span(trace_id="a" * 32, span_id="b" * 16, parent_id=None, name="rag", kind="CHAIN",
+                start_ns=0, end_ns=5_000_000, attributes={
+                    "input.value": "q?", "output.value": "a.", "eval.Document Relevance.score": 0.5,
+                    "eval.Hallucination.score": 1.0, "eval.Faithfulness.score": 0.0, "eval.Tone.score": 0.25})
+    records = records_from_spans([root], source="t.jsonl", system="s")
+    row = records.table.to_pylist()[0]
+    assert (row["context_relevance"], row["hallucination"], row["faithfulness"], row["tone"]) == (0.5, 1.0, 0.0, 0.25)
+    assert records.score_columns == ["tone"]
