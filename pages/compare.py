@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import export, loaders, session, trec_sections, ui
+from dashboard import export, loaders, query_planning, session, trec_sections, ui
 from dashboard.constants import (
     COMPARE_DEFAULT_RECORD_METRICS,
     COMPARE_DEFAULT_RUN_METRICS,
@@ -137,6 +137,7 @@ def _differences(report, names: tuple[str, str]) -> list[str]:
     regressions = ui.bound(st.toggle, f"Regressions only (queries where {ui.plain(names[1])} is worse)",
                            key="compare_regressions")
     diff = display.per_query_difference(report.per_query[metric], *names)
+    differences = diff["diff"].to_numpy(dtype=float)  # every query, for the plan below
     if regressions:
         diff = diff[diff["diff"] < 0].reset_index(drop=True)
     if diff.empty:
@@ -152,6 +153,7 @@ def _differences(report, names: tuple[str, str]) -> list[str]:
                  column_config={c: st.column_config.NumberColumn(c, format="%.4f")
                                 for c in (*display.difference_columns(*names), "diff")})
     ui.download_csv(diff, f"per_query_diff_{metric}.csv", key="compare_diff_csv")
+    query_planning.section(differences, metric, float(report.params["alpha"]))
     return diff["query_id"].tolist()
 
 

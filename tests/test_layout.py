@@ -109,6 +109,7 @@ TESTED_BY = {
     "evalsuite.stats.judgement_tables": "stats/test_calibration.py",
     "evalsuite.stats.paired": "stats/test_compare.py",
     "evalsuite.stats.ppi": "stats/test_calibration.py",
+    "evalsuite.stats.system_means": "stats/test_calibration.py",
     "evalsuite.storage._config": "storage/test_storage.py",
     "evalsuite.storage._model": "storage/test_storage.py",
     "evalsuite.storage._postgres": "storage/test_storage.py",

@@ -35,7 +35,8 @@ audit log of judge runs and the bytes uploaded per user and day, and applies the
 :mod:`evalsuite.hosting` in the same transactions as the writes they allow (``_usage``).
 
 The Store's operations are spread over modules by idea: datasets, transactions and upkeep here,
-workspaces in ``_workspaces``, usage in ``_usage``, the connection pool in ``_pool``.
+workspaces in ``_workspaces``, usage in ``_usage``, labelling tasks and human labels in
+``_labels``, the connection pool in ``_pool``.
 
 Every problem raises :class:`StoreError`, an :class:`~evalsuite.errors.EvalSuiteError` whose
 ``code`` tells a program which case it is (``"deleted"``, ``"expired"``, ``"too_large"`` ...) and
@@ -61,6 +62,7 @@ from ._model import (
     _format_size,
 )
 from ._pool import _Pool
+from ._labels import LabelOps
 from ._schema import _GC_ORPHANS
 from ._usage import UsageOps
 from ._workspaces import WorkspaceOps
@@ -68,7 +70,7 @@ from ._workspaces import WorkspaceOps
 __all__ = ["Store"]
 
 
-class Store(WorkspaceOps, UsageOps):
+class Store(WorkspaceOps, UsageOps, LabelOps):
     """Datasets by content and workspaces by random id, in SQLite or PostgreSQL.
 
     Make one with :func:`open_store` (or :func:`open_store_from_config`). A Store is safe to share
