@@ -62,8 +62,10 @@ TRICKY = [
     "Q0", "٣", "²", "२०२०", "9" * 30, "\x00", "\x7f", "a\ufeffb", "\x1bx", "2020-01-01", "2020-01-01 10:00:00",
     "2024-224960", "msmarco_v2.1_doc_50_2286987788#13_3087841662", "FR940202-2-00150",
 ]
-# Characters str.strip and Arrow's utf8_trim_whitespace both remove (checked: the same set).
-PAD = [" ", "\t", "\xa0", "\u3000", "\x0b", "\x0c", "\u2003", "\x1f", "\x85"]
+# What the id rule trims from both ends of an id in every format (evalsuite.utils.ids: ASCII
+# whitespace); Unicode spaces and control characters (\xa0, \u3000, \x1f, \x85) are id text.
+PAD = [" ", "\t", "\x0b", "\x0c"]
+ID_WHITESPACE = " \t\n\x0b\x0c\r"
 _ALPHABET = st.one_of(st.characters(codec="utf-8"), st.sampled_from(list(" \t,;\"'#=+-@[]{}\\0123456789.eE")))
 
 
@@ -124,8 +126,8 @@ def _trec_id(first: bool):
 
 @functools.lru_cache(maxsize=None)
 def _padded_id():
-    """CSV/TSV: any text but line breaks; the cell may carry whitespace around it (trimmed)."""
-    core = _RAW.map(lambda t: t.replace("\r", "").replace("\n", "").strip()).filter(bool)
+    """CSV/TSV: any text but line breaks; the cell may carry ASCII whitespace around it (trimmed)."""
+    core = _RAW.map(lambda t: t.replace("\r", "").replace("\n", "").strip(ID_WHITESPACE)).filter(bool)
     pad = st.text(st.sampled_from(PAD), max_size=2)
     return st.builds(lambda left, c, right: Id(left + c + right, c), pad, core, pad)
 
@@ -137,7 +139,8 @@ ID_MODES = ("text", "text", "mixed", "int", "bigint")
 
 
 def _json_id(mode: str):
-    text = _RAW.map(lambda t: Id(t, t))
+    # ASCII whitespace around an id is trimmed in every format; an id of only that is no id.
+    text = _RAW.map(lambda t: Id(t, t.strip(ID_WHITESPACE))).filter(lambda i: i.expected)
     return {"text": text, "int": _SMALL_INTS, "bigint": st.one_of(_BIG_INTS, _SMALL_INTS),
             "mixed": st.one_of(text, _SMALL_INTS, _BIG_INTS)}[mode]
 

@@ -107,6 +107,7 @@ TESTED_BY = {
     "evalsuite.storage._sqlite": "storage/test_storage.py",
     "evalsuite.storage._store": "storage/test_storage.py",
     "evalsuite.utils.checks": "display/test_display.py",
+    "evalsuite.utils.ids": "io/test_ids.py",
     "evalsuite.utils.keys": "io/test_adversarial.py",
     "evalsuite.utils.parallel": "io/test_io.py",
     "evalsuite.version": "display/test_display_report.py",

@@ -15,6 +15,7 @@ import pyarrow.csv as pacsv
 
 from ._lines import csv_lines, nonblank_lines
 from ..errors import EvalSuiteError
+from ..utils.ids import trim_id_array
 from .limits import ReadLimits, check_columns, check_rows
 from .columns import ColumnRoles, column_roles
 from ._reading import (
@@ -309,8 +310,9 @@ def _numbers(column, field: str, source: str, line_of, line_label="line") -> np.
 
 def _from_table(table: pa.Table, kind: str, source: str, line_of, line_label: str = "line") -> _Parsed:
     roles = column_roles(table.column_names, kind, source)
-    query = _ids_to_string(table.column(roles.query), roles.query, source, line_of, line_label)
-    doc = _ids_to_string(table.column(roles.doc), roles.doc, source, line_of, line_label)
+    # Ids by the one rule of every format (evalsuite.utils.ids): ASCII whitespace off both ends.
+    query = trim_id_array(_ids_to_string(table.column(roles.query), roles.query, source, line_of, line_label))
+    doc = trim_id_array(_ids_to_string(table.column(roles.doc), roles.doc, source, line_of, line_label))
     values = _numbers(table.column(roles.value), roles.value, source, line_of, line_label) if roles.value else None
     ranks = _numbers(table.column(roles.rank), roles.rank, source, line_of, line_label) if roles.rank and values is None else None
     warnings = []
@@ -318,11 +320,6 @@ def _from_table(table: pa.Table, kind: str, source: str, line_of, line_label: st
     if extra:
         warnings.append(f"columns not used: {', '.join(map(str, extra))}")
     return _Parsed(query, doc, values, ranks, line_of=line_of, warnings=warnings, line_label=line_label)
-
-
-def _trim_ids(column: pa.ChunkedArray) -> pa.ChunkedArray:
-    """Ids without surrounding whitespace, as header cells are (``q1, d1, 2.0`` names doc ``d1``)."""
-    return pc.utf8_trim_whitespace(column)
 
 
 def _parse_delimited(inp: _Input, kind: str, delimiter: str, limits: ReadLimits) -> _Parsed:
@@ -361,8 +358,6 @@ def _parse_delimited(inp: _Input, kind: str, delimiter: str, limits: ReadLimits)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             _explain_delimited(inp, delimiter, header, roles, exc)
             raise  # _explain_delimited always raises
-    table = table.set_column(table.column_names.index(roles.query), roles.query, _trim_ids(table.column(roles.query)))
-    table = table.set_column(table.column_names.index(roles.doc), roles.doc, _trim_ids(table.column(roles.doc)))
     return _from_table(table, kind, inp.name, csv_lines(data, delimiter))
 
 
@@ -432,8 +427,8 @@ def _parse_json(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
             queries.append(qid)
             docs.append(doc)
             values.append(number)
-    return _Parsed(pa.array(queries, pa.string()), pa.array(docs, pa.string()), np.array(values, dtype=np.float64),
-                   line_of=lambda row: None, raw=lambda row: values[row])
+    return _Parsed(trim_id_array(pa.array(queries, pa.string())), trim_id_array(pa.array(docs, pa.string())),
+                   np.array(values, dtype=np.float64), line_of=lambda row: None, raw=lambda row: values[row])
 
 
 def _rows_to_parsed(rows: list, name: str, kind: str, line_of, label: str, limits: ReadLimits) -> _Parsed:

@@ -27,6 +27,7 @@ from ..records.schema import field_kind
 from ..records.table import Records, map_columns, records_from_rows, records_from_table, require_record_fields
 from ..records.validation import RowError
 from ..records.vendors import deepeval_rows, deepeval_score_keys, python_list_literal
+from ..utils.ids import trim_id
 from ._lines import nonblank_lines
 from ._reading import (
     PathOrBuffer, _load, _shown_name, check_input, json_load, jsonl_rows, jsonl_table, open_parquet,
@@ -68,7 +69,7 @@ def _csv_value(text, kind: str, row: int, name: str):
         except ValueError:
             raise RowError(row, name, text, "must be a number") from None
     if kind == "id":
-        return text.strip()  # as the header cells are trimmed: " q1" names query q1
+        return trim_id(text)  # the one id rule of every format: " q1" names query q1
     if kind == "flag":
         lowered = text.strip().lower()
         if lowered in ("true", "1", "yes"):
