@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from ._lines import csv_lines, nonblank_lines
+from ._lines import csv_error, csv_lines, long_csv_fields, nonblank_lines
 from ..errors import EvalSuiteError
 from ..utils.ids import trim_id_array
 from .limits import ReadLimits, check_columns, check_rows
@@ -367,18 +367,22 @@ def _explain_delimited(inp: _Input, delimiter: str, header: list[str], roles: Co
 
     text = decode_or_explain(inp.data, inp.name)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    next(reader, None)
     numeric = {c for c in (roles.value, roles.rank) if c}
-    for row in reader:
-        number = reader.line_num
-        if not row:
-            continue
-        if len(row) != len(header):
-            raise EvalSuiteError(f"expected {len(header)} fields as in the header, found {len(row)}", source=inp.name,
-                                 line=number, field="columns", value=delimiter.join(row)) from None
-        for col, value in zip(header, row):
-            if col in numeric and not _NUMBER.fullmatch(value.strip(_BLANKS)):
-                raise EvalSuiteError("not a number", source=inp.name, line=number, field=col, value=value) from None
+    with long_csv_fields():
+        try:
+            next(reader, None)
+            for row in reader:
+                number = reader.line_num
+                if not row:
+                    continue
+                if len(row) != len(header):
+                    raise EvalSuiteError(f"expected {len(header)} fields as in the header, found {len(row)}",
+                                         source=inp.name, line=number, field="columns", value=delimiter.join(row))
+                for col, value in zip(header, row):
+                    if col in numeric and not _NUMBER.fullmatch(value.strip(_BLANKS)):
+                        raise EvalSuiteError("not a number", source=inp.name, line=number, field=col, value=value)
+        except csv.Error as error:
+            raise csv_error(error, inp.name, max(reader.line_num, 1)) from None
     raise EvalSuiteError(f"could not be parsed as {'TSV' if delimiter == chr(9) else 'CSV'}: {exc}", source=inp.name) from None
 
 
@@ -406,7 +410,7 @@ def _parse_json(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
     text = decode_or_explain(inp.data, inp.name)
     if not text.strip():
         raise EvalSuiteError("the file is empty", source=inp.name)
-    document = json_load(text, inp.name)
+    document = json_load(text, inp.name, limits=limits)
     if isinstance(document, list):
         check_rows(len(document), limits, inp.name, "items")
         return _rows_to_parsed(document, inp.name, kind, lambda row: None, "item", limits)

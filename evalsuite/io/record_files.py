@@ -28,10 +28,10 @@ from ..records.table import Records, map_columns, records_from_rows, records_fro
 from ..records.validation import RowError
 from ..records.vendors import deepeval_rows, deepeval_score_keys, python_list_literal
 from ..utils.ids import trim_id
-from ._lines import nonblank_lines
+from ._lines import csv_error, long_csv_fields, nonblank_lines
 from ._reading import (
-    PathOrBuffer, _load, _shown_name, check_input, json_load, jsonl_rows, jsonl_table, open_parquet,
-    read_parquet_table, repeated_name, unique_keys,
+    LongNumber, PathOrBuffer, _load, _shown_name, check_input, json_load, json_loads, jsonl_rows, jsonl_table,
+    open_parquet, read_parquet_table, repeated_name,
 )
 from .limits import ReadLimits, check_columns, check_limits, check_rows
 
@@ -45,9 +45,11 @@ def _parse_json_cell(text, row: int, name: str):
     if stripped == "":
         return None
     try:
-        return json.loads(stripped, object_pairs_hook=unique_keys)
+        return json_loads(stripped, parse_constant=float)  # NaN in a list cell, as json.dumps writes it
     except RecursionError:
         raise RowError(row, name, text[:80], "JSON nested too deeply to read") from None
+    except LongNumber as exc:
+        raise RowError(row, name, text[:80], str(exc)) from None
     except ValueError:
         # pandas' to_csv (RAGAS's documented export) writes list cells as Python reprs.
         value = python_list_literal(stripped) if stripped.startswith("[") else None
@@ -83,6 +85,14 @@ def _csv_value(text, kind: str, row: int, name: str):
 def _read_delimited(inp, delimiter: str, system, failure_stages, limits: ReadLimits) -> Records:
     text = inp.data.decode("utf-8") if isinstance(inp.data, bytes) else inp.data
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    with long_csv_fields():
+        try:
+            return _delimited_records(inp, reader, delimiter, system, failure_stages, limits)
+        except csv.Error as exc:
+            raise csv_error(exc, inp.name, max(reader.line_num, 1)) from None
+
+
+def _delimited_records(inp, reader, delimiter: str, system, failure_stages, limits: ReadLimits) -> Records:
     header = next(reader, None)
     if not header:
         raise EvalSuiteError("the file is empty", source=inp.name)
@@ -140,7 +150,7 @@ def _read_jsonl(inp, system, failure_stages, limits: ReadLimits) -> Records:
 
 
 def _read_json(inp, system, failure_stages, limits: ReadLimits) -> Records:
-    document = json_load(inp.data.decode("utf-8"), inp.name)
+    document = json_load(inp.data.decode("utf-8"), inp.name, limits=limits)
     scores: list[str] = []
     if isinstance(document, dict) and isinstance(document.get("results"), list):
         document = document["results"]  # RAGChecker's input/output files
@@ -267,7 +277,8 @@ def read_records(path_or_buffer: PathOrBuffer, format: str | None = None, *, sou
     failure_stages : sequence of str
         Allowed ``failure_stage`` labels (matched case-insensitively).
     limits : ReadLimits, optional
-        Bytes, lines, line length, columns and JSON nesting the file may have.
+        Bytes, lines, line length, columns, JSON nesting and integer digits the file may have;
+        with a time or memory bound the file is read in a worker process (as ``isolate``).
     isolate : bool
         Parse in a worker process with a time and memory cap (as the dashboard does); see
         :func:`evalsuite.io.isolation.read_isolated`.
@@ -300,7 +311,7 @@ def read_records(path_or_buffer: PathOrBuffer, format: str | None = None, *, sou
     >>> records.systems, len(records)
     (['rag'], 1)
     """
-    if isolate:
+    if isolate or check_limits(limits).bounded:
         from .isolation import read_isolated
 
         return read_isolated("records", path_or_buffer, source_name, format=format, limits=limits, system=system,
