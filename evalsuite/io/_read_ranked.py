@@ -399,8 +399,8 @@ def _parse_parquet(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
     names = parquet.schema_arrow.names
     roles = column_roles(names, kind, inp.name)
     used = [c for c in dict.fromkeys((roles.query, roles.doc, roles.value, roles.rank)) if c]
-    parsed = _from_table(read_parquet_table(parquet, inp.name, used), kind, inp.name, lambda row: row + 1,
-                         line_label="row")
+    parsed = _from_table(read_parquet_table(parquet, inp.name, used, data=inp.data, limits=limits), kind, inp.name,
+                         lambda row: row + 1, line_label="row")
     extra = [c for c in names if c not in used]
     parsed.warnings = [f"columns not used: {', '.join(map(str, extra))}"] if extra else []
     return parsed

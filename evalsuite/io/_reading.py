@@ -297,17 +297,33 @@ def open_parquet(data: bytes, limits: ReadLimits, source: str):
         check_columns(meta.num_columns, limits, source, line_label="row")
         check_rows(meta.num_rows, limits, source, "rows")
         unpacked = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+        names = parquet.schema_arrow.names
     except (pa.ArrowException, OSError) as exc:
         raise EvalSuiteError(f"not a readable Parquet file ({exc})", source=source) from None
     if unpacked > limits.max_bytes:
         raise too_large(unpacked, limits, source, "the uncompressed data")
+    repeated = repeated_name(names)
+    if repeated is not None:  # pyarrow reads the file, then a column by name is ambiguous
+        raise EvalSuiteError(f"the file names column {repeated!r} more than once", source=source, field="columns",
+                             value=", ".join(map(str, names)))
     return parquet
 
 
-def read_parquet_table(parquet, source: str, columns: list[str] | None = None) -> pa.Table:
-    """Read (some columns of) an opened Parquet file, fully validated (UTF-8 of strings too)."""
+def read_parquet_table(parquet, source: str, columns: list[str] | None = None, *, data=None,
+                       limits: ReadLimits | None = None) -> pa.Table:
+    """Read (some columns of) an opened Parquet file, fully validated (UTF-8 of strings too).
+
+    With ``data`` (the file's bytes) the columns are decoded only when their decoded size, bounded
+    from the page headers (dictionary and run-length encodings counted), is within
+    ``limits.max_bytes`` (:mod:`evalsuite.io._parquet_size`).
+    """
+    from ._parquet_size import read_within_budget
+
     try:
-        table = parquet.read(columns=columns)
+        if data is not None:
+            table = read_within_budget(parquet, data, columns, check_limits(limits), source)
+        else:
+            table = parquet.read(columns=columns)
         table.validate(full=True)
     except (pa.ArrowException, OSError) as exc:
         raise EvalSuiteError(f"not a readable Parquet file ({exc})", source=source) from None

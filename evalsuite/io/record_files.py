@@ -199,7 +199,7 @@ def _pandas_json_rows(document: dict, source: str):
 
 
 def _read_parquet(inp, system, failure_stages, limits: ReadLimits) -> Records:
-    table = read_parquet_table(open_parquet(inp.data, limits, inp.name), inp.name)
+    table = read_parquet_table(open_parquet(inp.data, limits, inp.name), inp.name, data=inp.data, limits=limits)
     index = [c for c in table.column_names if c.startswith("__index_level_")]
     if index:  # a pandas index pyarrow stored as a column (to_parquet of a non-default index)
         table = table.drop_columns(index)
