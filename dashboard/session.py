@@ -270,6 +270,9 @@ def process_pending() -> list[tuple[str, str]]:
             # The label renders markdown: the file name is escaped.
             status.update(label=f"Reading {plain(name)} ({len(data) / 1e6:.1f} MB) as {kind}")
             try:
+                from . import hosting
+
+                hosting.count_upload(len(data))  # the daily upload limit (upload_mb_per_day), per user
                 before = len(files())
                 previous = active_qrels()
                 stored = ingest(kind, name, data)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import loaders, share, session, ui, workspaces
+from dashboard import loaders, share, session, ui, workspace_store, workspaces
 from dashboard.constants import KEY_NOTICES, MAX_SYSTEM_CHARS
 from dashboard.workspaces import MIB
 from evalsuite import display
@@ -24,7 +24,7 @@ def _upload_limits() -> str:
     """The upload limit and what Save and share keeps, in one sentence (they differ on purpose:
     a file too large to save can still be analysed in this session)."""
     text = f"Files of up to {st.get_option('server.maxUploadSize'):,} MB can be uploaded and analysed here"
-    store, _ = workspaces.get_store()
+    store, _ = workspace_store.get_store()
     if store is None:
         return text + "."
     return (text + f"; Save and share keeps files of up to {store.max_dataset_bytes / MIB:,.0f} MiB each "

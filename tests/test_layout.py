@@ -111,6 +111,12 @@ TESTED_BY = {
     "evalsuite.utils.keys": "io/test_adversarial.py",
     "evalsuite.utils.parallel": "io/test_io.py",
     "evalsuite.version": "display/test_display_report.py",
+    "evalsuite.storage._pool": "storage/test_storage.py",
+    "evalsuite.storage._workspaces": "storage/test_storage.py",
+    "evalsuite.storage._usage": "storage/test_hosting_store.py",
+    "evalsuite.hosting": "storage/test_hosting_store.py",
+    "evalsuite.display._markup": "display/test_figure_markup.py",
+    "evalsuite.cli.admin": "cli/test_admin_cli.py",
 }
 
 

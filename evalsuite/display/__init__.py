@@ -8,6 +8,7 @@ tables and the report work without it.
 
 from __future__ import annotations
 
+from ._markup import figure_caption, plotly_plain, plotly_text
 from ._report import InputFile, ReportSection, html_report, sha256_hex
 from ._tables_comparison import *  # noqa: F401,F403
 from ._tables_comparison import __all__ as _COMPARISON_TABLES
@@ -22,7 +23,8 @@ _FIGURES = ("STAGE_COLORS", "metric_bars", "per_query_bars", "latency_histogram"
             "failure_bars", "difference_bars", "system_scatter", "quality_latency_scatter", "rate_by_latency",
             "value_range", "rag_metric_bars", "failure_mix_bars", "pr_curve", "difference_heatmap")
 
-__all__ = [*_TABLES, *_FIGURES, "InputFile", "ReportSection", "html_report", "sha256_hex"]
+__all__ = [*_TABLES, *_FIGURES, "InputFile", "ReportSection", "html_report", "sha256_hex", "plotly_text",
+           "plotly_plain", "figure_caption"]
 
 
 def __getattr__(name: str):
