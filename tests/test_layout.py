@@ -68,6 +68,7 @@ TESTED_BY = {
     "evalsuite.io._reader_worker": "io/test_isolation.py",
     "evalsuite.io._reading": "io/test_io.py",
     "evalsuite.io.columns": "io/test_io.py",
+    "evalsuite.io.judgement_table": "io/test_judgement_files.py",
     "evalsuite.io.limits": "io/test_hardening.py",
     "evalsuite.io.record_files": "records/test_records.py",
     "evalsuite.io.run_files": "io/test_io.py",

@@ -54,7 +54,7 @@ DEFAULT_WORKERS = 2
 
 _STARTUP_S = 60.0  # a worker's imports on a loaded machine
 _FRAME = struct.Struct("<Q")
-_KINDS = ("run", "qrels", "records")
+_KINDS = ("run", "qrels", "records", "judgements")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -99,10 +99,15 @@ def serialise(result, prefix: str) -> tuple[dict, int]:
 
     Returns a JSON-safe header describing it and the number of files written.
     """
+    from .judgement_table import JudgementTable
     from .run_qrels import Qrels, Run
     from ..records.table import Records
 
-    if isinstance(result, (Run, Qrels)):
+    if isinstance(result, JudgementTable):
+        tables = [result.table]
+        header = {"type": "judgements", "source": result.source, "role": result.role,
+                  "warnings": list(result.warnings)}
+    elif isinstance(result, (Run, Qrels)):
         values = result.scores if isinstance(result, Run) else result.grades
         tables = [
             pa.table({"doc_id": result.doc_ids, "doc_key": pa.array(result.doc_keys, pa.uint64()),
@@ -131,6 +136,10 @@ def deserialise(header: dict, prefix: str, parts: int):
 
     tables = [_read_ipc(f"{prefix}.{i}") for i in range(parts)]
     kind = header["type"]
+    if kind == "judgements" and parts == 1:
+        from .judgement_table import JudgementTable
+
+        return JudgementTable(tables[0], source=header["source"], role=header["role"], warnings=header["warnings"])
     if kind in ("run", "qrels") and parts == 3:
         rows, queries, offsets = tables
         query_ids = np.array(queries.column("query_id").to_pylist(), dtype=object)
@@ -380,7 +389,7 @@ class ReaderPool:
             buffer += piece
 
     def read(self, kind: str, data: bytes | None, source_name: str, *, path: str | None = None, **options) -> Any:
-        """Parse ``data`` (or the file at ``path``) as ``kind`` ("run", "qrels", "records") in a worker.
+        """Parse ``data`` (or the file at ``path``) as ``kind`` (one of ``_KINDS``) in a worker.
 
         ``options`` are the reader's keyword arguments (format, limits, name, duplicates,
         system, failure_stages). Returns what the in-process reader returns; raises what it
@@ -536,9 +545,12 @@ def read_isolated(kind: str, path_or_buffer, source_name: str | None = None, *, 
 
     Parameters
     ----------
-    kind : {"run", "qrels", "records"}
-        Which reader: :func:`evalsuite.read_run`, :func:`evalsuite.read_qrels` or
-        :func:`evalsuite.read_records`.
+    kind : {"run", "qrels", "records", "judgements"}
+        Which reader: :func:`evalsuite.read_run`, :func:`evalsuite.read_qrels`,
+        :func:`evalsuite.read_records` or
+        :func:`evalsuite.io.judgement_files.read_judgement_table` (judgement tables and human
+        labels). A new reader joins with its kind here, a branch of the worker's ``_answer`` and
+        of :func:`serialise` / :func:`deserialise` (traces, issue 30, the same way).
     path_or_buffer : path, bytes or binary file object
         The file. A path is opened by the worker; bytes are sent to it.
     source_name : str, optional
