@@ -58,6 +58,7 @@ TESTED_BY = {
     "evalsuite.display._tables_comparison": "display/test_display.py",
     "evalsuite.display._tables_ranking": "display/test_display.py",
     "evalsuite.display._tables_records": "display/test_display.py",
+    "evalsuite.cli._options": "io/test_output_files.py",
     "evalsuite.errors": "io/test_bad_input.py",
     "evalsuite.evaluation.engines": "evaluation/test_conventions.py",
     "evalsuite.evaluation.local": "evaluation/test_conventions.py",

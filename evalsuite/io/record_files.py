@@ -34,6 +34,7 @@ from ._reading import (
     open_parquet, read_parquet_table, repeated_name,
 )
 from .limits import ReadLimits, check_columns, check_limits, check_rows
+from .output_files import atomic_output, check_output_path
 
 __all__ = ["read_records", "detect_records_format", "write_records", "check_output", "OUTPUT_SUFFIXES"]
 
@@ -351,25 +352,62 @@ def _read_records(path_or_buffer, format, source_name, system, failure_stages, l
 OUTPUT_SUFFIXES = (".parquet", ".pq", ".jsonl", ".ndjson")
 
 
-def check_output(path: str | os.PathLike) -> None:
-    """Refuse, before any work, an output path whose extension :func:`write_records` cannot write."""
-    if Path(path).suffix.lower() not in OUTPUT_SUFFIXES:
+def check_output(path: str | os.PathLike, *, inputs: Sequence = (), force: bool = False) -> Path:
+    """Refuse, before any work, an output path :func:`write_records` would refuse: an extension it
+    cannot write, an input of the command (by path or inode, ``force`` or not), an existing file
+    without ``force`` (:func:`evalsuite.io.output_files.check_output_path`).
+
+    Parameters
+    ----------
+    path : str or PathLike
+    inputs : sequence
+        The files the command reads (paths; others are ignored).
+    force : bool
+        Replace an existing file that is not an input.
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    EvalSuiteError
+        Naming the path and field ``output``.
+
+    Examples
+    --------
+    >>> check_output("judged.csv")
+    Traceback (most recent call last):
+    ...
+    evalsuite.errors.EvalSuiteError: judged.csv, field 'output': the output must end in .parquet or .jsonl
+    """
+    if isinstance(path, (str, os.PathLike)) and Path(path).suffix.lower() not in OUTPUT_SUFFIXES:
         raise EvalSuiteError("the output must end in .parquet or .jsonl", source=str(path), field="output")
+    return check_output_path(path, inputs=inputs, force=force)
 
 
-def write_records(records, path: str | os.PathLike) -> None:
+def write_records(records, path: str | os.PathLike, *, inputs: Sequence = (), force: bool = False) -> None:
     """Write records as Parquet (``.parquet``/``.pq``) or JSONL (``.jsonl``) that ``read_records`` reads back.
+
+    The file is written beside ``path`` under a temporary name and renamed into place
+    (:func:`evalsuite.io.output_files.atomic_output`): an interrupted write leaves no half file,
+    an input is never written over, an existing file only with ``force``.
 
     Parameters
     ----------
     records : evalsuite.Records
     path : path
         The output file; its extension picks the format.
+    inputs : sequence
+        The files the records came from (paths): ``path`` must be none of them.
+    force : bool
+        Replace an existing file (never an input).
 
     Raises
     ------
     EvalSuiteError
-        Another extension, or a file that cannot be written.
+        Another extension, an input, an existing file without ``force``, or a file that cannot be
+        written.
 
     Examples
     --------
@@ -379,10 +417,15 @@ def write_records(records, path: str | os.PathLike) -> None:
     >>> write_records(records, path)
     >>> es.read_records(path).table.column("relevant_grades").to_pylist()  # the grades survive the round trip
     [[2.0]]
+    >>> write_records(records, path)
+    Traceback (most recent call last):
+    ...
+    evalsuite.errors.EvalSuiteError: ...judged.parquet, field 'output': the output exists already; pass --force (force=True) to replace it, or choose another name
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    target = check_output(path, inputs=inputs, force=force)
     table = records.table
     if "relevant_grades" in table.column_names:  # back to the one relevant_ids field of the schema
         ids, grades = table.column("relevant_ids").to_pylist(), table.column("relevant_grades").to_pylist()
@@ -390,15 +433,11 @@ def write_records(records, path: str | os.PathLike) -> None:
         values = [None if i is None else (dict(zip(i, g)) if graded else i) for i, g in zip(ids, grades)]
         table = table.drop_columns(["relevant_grades"]).set_column(
             table.column_names.index("relevant_ids"), "relevant_ids", pa.array(values))
-    suffix = Path(path).suffix.lower()
-    try:
+    suffix = target.suffix.lower()
+    with atomic_output(target, inputs=inputs, force=force) as temporary:
         if suffix in (".parquet", ".pq"):
-            pq.write_table(table, path)
-        elif suffix in (".jsonl", ".ndjson"):
-            with open(path, "w", encoding="utf-8", newline="\n") as handle:
+            pq.write_table(table, temporary)
+        else:
+            with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
                 for row in table.to_pylist():
                     handle.write(json.dumps({k: v for k, v in row.items() if v is not None}, ensure_ascii=False) + "\n")
-        else:
-            raise EvalSuiteError("the output must end in .parquet or .jsonl", source=str(path), field="output")
-    except OSError as exc:
-        raise EvalSuiteError(f"cannot write the output ({exc.strerror})", source=str(path), field="output") from None
