@@ -157,6 +157,11 @@ def atomic_output(path: str | os.PathLike, *, inputs: Sequence = (), force: bool
             except FileExistsError:
                 raise EvalSuiteError(f"{what} appeared while it was being written; nothing was replaced (pass "
                                      "--force to replace it)", source=str(target), field="output") from None
+            except OSError:  # a file system without hard links: check once more, then rename
+                if target.exists():
+                    raise EvalSuiteError(f"{what} appeared while it was being written; nothing was replaced (pass "
+                                         "--force to replace it)", source=str(target), field="output") from None
+                os.replace(temporary, target)
     except OSError as exc:
         raise EvalSuiteError(f"cannot write {what} ({exc.strerror or exc})", source=str(target), field="output") from None
     finally:
