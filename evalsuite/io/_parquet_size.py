@@ -176,11 +176,71 @@ class DecodedSize:
         self.dictionary_leaves: dict[str, int] = {}  # leaf path -> its part of the bound
 
 
-def _chunk_start(chunk) -> int:
-    start = chunk.data_page_offset
-    if chunk.has_dictionary_page and chunk.dictionary_page_offset and chunk.dictionary_page_offset < start:
-        start = chunk.dictionary_page_offset
-    return start
+def _list_head(reader: _Compact) -> tuple[int, int]:
+    head = reader.byte()
+    size = head >> 4
+    if size == 15:
+        size = reader.varint()
+    return size, head & 0x0F
+
+
+def _column_chunks(data: memoryview) -> list[list[tuple[int, int]]]:
+    """(start, compressed size) of every column chunk, per row group, read from the footer here.
+
+    pyarrow's ``RowGroupMetaData.column(j)`` aborts the process (C++ terminate, not a Python
+    exception) on a footer whose size statistics do not match the schema ("Definition level
+    histogram size mismatch"), so the offsets are read from the footer's Thrift directly:
+    FileMetaData.row_groups (4) > RowGroup.columns (1) > ColumnChunk.meta_data (3) >
+    total_compressed_size (7), data_page_offset (9), dictionary_page_offset (11).
+    """
+    if len(data) < 12 or bytes(data[-4:]) != b"PAR1":
+        raise _Bad("no plain Parquet footer")
+    length = int.from_bytes(data[-8:-4], "little")
+    end = len(data) - 8
+    if length > end - 4:
+        raise _Bad("a footer longer than the file")
+    reader = _Compact(data, end - length, end)
+    groups: list[list[tuple[int, int]]] = []
+    for field_id, kind in reader.fields():
+        if field_id != 4 or kind != 9:
+            reader.skip(kind)
+            continue
+        size, element = _list_head(reader)
+        if element != 12:
+            raise _Bad("row groups that are not structs")
+        for _ in range(size):
+            chunks: list[tuple[int, int]] = []
+            for group_id, group_kind in reader.fields():
+                if group_id != 1 or group_kind != 9:
+                    reader.skip(group_kind)
+                    continue
+                count, chunk_kind = _list_head(reader)
+                if chunk_kind != 12:
+                    raise _Bad("column chunks that are not structs")
+                for _ in range(count):
+                    chunks.append(_chunk_extent(reader))
+            groups.append(chunks)
+    return groups
+
+
+def _chunk_extent(reader: _Compact) -> tuple[int, int]:
+    found: dict[int, int] = {}
+    for chunk_id, chunk_kind in reader.fields():
+        if chunk_id != 3 or chunk_kind != 12:
+            reader.skip(chunk_kind)
+            continue
+        for meta_id, meta_kind in reader.fields():
+            if meta_id in (7, 9, 11) and meta_kind == 6:
+                found[meta_id] = reader.zigzag()
+            else:
+                reader.skip(meta_kind)
+    if 7 not in found or 9 not in found:
+        raise _Bad("a column chunk without its offset or size")
+    start = found[9]
+    dictionary = found.get(11)
+    if dictionary and dictionary < start:  # some writers set 0 for "none"
+        start = dictionary
+    return start, found[7]
 
 
 def _dictionaries(array):
@@ -234,15 +294,16 @@ def decoded_size(parquet, data, columns: list[str] | None, source: str,
     dictionary_chunks: list[_DictionaryChunk] = []
     fixed = 0
     try:
-        for rg in range(meta.num_row_groups):
-            group = meta.row_group(rg)
+        groups = _column_chunks(view)
+        if len(groups) != meta.num_row_groups or any(len(chunks) != len(leaves) for chunks in groups):
+            raise _Bad("row groups or column chunks that do not match the schema")
+        for rg, chunks in enumerate(groups):
             for j, leaf in enumerate(leaves):
                 top = leaf.path.split(".")[0]
                 if wanted is not None and top not in wanted:
                     continue
-                chunk = group.column(j)
-                start = _chunk_start(chunk)
-                end = start + chunk.total_compressed_size
+                start, compressed = chunks[j]
+                end = start + compressed
                 if start < 0 or end > len(view):
                     raise _Bad("a column chunk outside the file")
                 width = _WIDTH.get(leaf.physical_type)

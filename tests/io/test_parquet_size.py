@@ -5,6 +5,9 @@ column names refused, and the bound never below what pyarrow decodes."""
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -112,3 +115,20 @@ def test_a_damaged_page_header_is_named():
     data[start:start + 3] = b"\x0f\x0f\x0f"  # three field headers of an unknown Thrift type
     with pytest.raises(es.EvalSuiteError, match="not a readable Parquet file"):
         es.read_run(bytes(data), format="parquet", source_name="damaged.parquet")
+
+
+def test_a_footer_pyarrow_metadata_aborts_on_is_an_error_not_a_crash():
+    """Found by the reader fuzzing: pyarrow's ColumnChunkMetaData aborts the process on this footer's size
+    statistics, so the page walk reads chunk offsets from the footer itself. In a child process: a
+    regression would abort pytest."""
+    path = Path(__file__).resolve().parents[1] / "data" / "parquet" / "size_statistics_mismatch.parquet"
+    code = ("import sys, evalsuite as es\n"
+            "for read in (es.read_run, es.read_qrels, es.read_records):\n"
+            "    try:\n"
+            f"        read(open({str(path)!r}, 'rb').read(), format='parquet', source_name='m.parquet')\n"
+            "    except es.EvalSuiteError as error:\n"
+            "        print('refused:', error)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.count("refused: m.parquet") == 3, done.stdout
