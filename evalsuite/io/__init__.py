@@ -16,6 +16,11 @@ worker process that no file can crash, freeze or exhaust.
 - :mod:`~evalsuite.io.judgement_files`: judgement tables and human-label files (the calibration
   inputs; :class:`~evalsuite.io.judgement_table.JudgementTable`), through the same reader;
 - ``_parquet_size.py``: a Parquet file's decoded size bounded from its page headers;
+- :mod:`~evalsuite.io.traces`: ``read_traces`` (OTLP JSON and protobuf, Phoenix's spans export;
+  the Phoenix parser is ``_phoenix_spans.py``, the span values all formats share
+  ``_span_values.py``), one record per trace;
+- :mod:`~evalsuite.io.latency_tables`: ``read_latency_table`` (percentile tables: EvalSuite's,
+  LLMPerf summaries, Locust stats), summaries that are never read as requests;
 - :mod:`~evalsuite.io.isolation`: the pool of reader processes behind ``isolate=True``
   (the worker program is ``_reader_worker.py``).
 

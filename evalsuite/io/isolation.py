@@ -54,7 +54,7 @@ DEFAULT_WORKERS = 2
 
 _STARTUP_S = 60.0  # a worker's imports on a loaded machine
 _FRAME = struct.Struct("<Q")
-_KINDS = ("run", "qrels", "records", "judgements")
+_KINDS = ("run", "qrels", "records", "judgements", "traces", "latency_table")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -122,6 +122,10 @@ def serialise(result, prefix: str) -> tuple[dict, int]:
         header = {"type": "records", "source": result.source, "warnings": list(result.warnings),
                   "aliases": dict(result.aliases), "extra_columns": list(result.extra_columns),
                   "score_columns": list(result.score_columns)}
+    elif type(result).__name__ == "LatencyTable":
+        tables = [pa.Table.from_pandas(result.table, preserve_index=False)]
+        header = {"type": "latency_table", "tool": result.tool, "source": result.source,
+                  "warnings": list(result.warnings)}
     else:
         raise TypeError(f"cannot send a {type(result).__name__}")
     for i, table in enumerate(tables):
@@ -154,6 +158,10 @@ def deserialise(header: dict, prefix: str, parts: int):
     if kind == "records" and parts == 1:
         return Records(tables[0], source=header["source"], warnings=header["warnings"], aliases=header["aliases"],
                        extra_columns=header["extra_columns"], score_columns=header.get("score_columns", ()))
+    if kind == "latency_table" and parts == 1:
+        from ._latency_table import LatencyTable
+
+        return LatencyTable(tables[0].to_pandas(), header["tool"], header["source"], header["warnings"])
     raise EvalSuiteError("the reader sent an unknown result", field="type", value=kind)
 
 
@@ -545,12 +553,13 @@ def read_isolated(kind: str, path_or_buffer, source_name: str | None = None, *, 
 
     Parameters
     ----------
-    kind : {"run", "qrels", "records", "judgements"}
+    kind : {"run", "qrels", "records", "judgements", "traces", "latency_table"}
         Which reader: :func:`evalsuite.read_run`, :func:`evalsuite.read_qrels`,
-        :func:`evalsuite.read_records` or
+        :func:`evalsuite.read_records`,
         :func:`evalsuite.io.judgement_files.read_judgement_table` (judgement tables and human
-        labels). A new reader joins with its kind here, a branch of the worker's ``_answer`` and
-        of :func:`serialise` / :func:`deserialise` (traces, issue 30, the same way).
+        labels), :func:`evalsuite.read_traces` or
+        :func:`evalsuite.io.latency_tables.read_latency_table`. A new reader joins with its kind
+        here, a branch of the worker's ``_answer`` and of :func:`serialise` / :func:`deserialise`.
     path_or_buffer : path, bytes or binary file object
         The file. A path is opened by the worker; bytes are sent to it.
     source_name : str, optional
