@@ -8,6 +8,7 @@ import gzip
 import subprocess
 import sys
 import zlib
+from pathlib import Path
 
 import pytest
 
@@ -151,3 +152,36 @@ def test_long_csv_fields_are_read_in_a_fresh_process_and_the_limit_restored(fmt)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["300000", "131072"]
+
+
+def test_long_csv_fields_in_trace_and_latency_tables_in_a_fresh_process():
+    """Phoenix's CSV spans export and the latency tables read CSV too: a field past the csv module's
+    default 131,072 characters is read (no process-wide limit raised at import any more)."""
+    spans = Path(__file__).resolve().parents[1] / "data" / "traces" / "phoenix_spans.csv"
+    code = ("import csv, evalsuite as es\n"
+            "from evalsuite.io.latency_tables import read_latency_table\n"
+            f"text = open({str(spans)!r}).read()\n"
+            "lines = text.split('\\n')\n"
+            "root = next(i for i, line in enumerate(lines) if ',rag_request,CHAIN,' in line and ',OK,' in line)\n"
+            "answer = lines[root].split(',')[11]\n"
+            "lines[root] = lines[root].replace(',' + answer + ',', ',' + 'x' * 300000 + ',', 1)\n"
+            "records = es.read_traces('\\n'.join(lines).encode(), source_name='spans.csv', format='phoenix')\n"
+            "longest = max(len(a or '') for a in records.table.column('answer').to_pylist())\n"
+            "table = read_latency_table(b'system,stage,p50,p90,p99\\n' + b'y' * 300000 + b',total,1,2,3\\n',\n"
+            "                           source_name='latency.csv')\n"
+            "print(longest, len(table.table.loc[0, 'system']), csv.field_size_limit())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split() == ["300000", "300000", "131072"]
+
+
+def test_traces_and_latency_tables_read_in_a_worker_when_bounded(monkeypatch):
+    """limits with a time or memory bound send every reader to a worker, traces and latency tables too."""
+    from evalsuite.io import isolation
+    from evalsuite.io.latency_tables import read_latency_table
+
+    calls = []
+    monkeypatch.setattr(isolation, "read_isolated", lambda kind, *a, **k: calls.append(kind))
+    es.read_traces(b"{}", limits=BOUNDED, source_name="t.jsonl")
+    read_latency_table(b"system,stage,p50,p90,p99\n", limits=BOUNDED, source_name="l.csv")
+    assert calls == ["traces", "latency_table"]

@@ -17,7 +17,8 @@ import pytest
 import evalsuite as es
 from evalsuite.io._parquet_size import decoded_size
 
-READERS = {"run": es.read_run, "qrels": es.read_qrels, "records": es.read_records}
+READERS = {"run": es.read_run, "qrels": es.read_qrels, "records": es.read_records,
+           "traces": lambda data, format, source_name: es.read_traces(data, format="phoenix", source_name=source_name)}
 
 
 def _parquet(table: pa.Table, **options) -> bytes:
@@ -30,7 +31,7 @@ def _repeat(text: str, n: int) -> pa.Array:
     return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([text]))
 
 
-@pytest.mark.parametrize("kind", ["run", "qrels", "records"])
+@pytest.mark.parametrize("kind", ["run", "qrels", "records", "traces"])
 def test_a_dictionary_bomb_is_refused_before_decoding(kind):
     n = 2_000_000  # 2 million copies of a 2 KB id: 4 GB decoded, a few kilobytes of pages
     table = pa.table({"query_id": _repeat("q", n), "doc_id": _repeat("d" * 2000, n),
