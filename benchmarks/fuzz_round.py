@@ -8,6 +8,7 @@ stopped reader (crash, hang, memory cap), foreign exception or wrong parse (pyte
     python benchmarks/fuzz_round.py                  # all three parts (about an hour on a busy 2-core machine)
     python benchmarks/fuzz_round.py --scale 200      # a smaller round
     python benchmarks/fuzz_round.py --only readers   # readers | traces | store
+    python benchmarks/fuzz_round.py --only readers --kinds judgements   # one reader's 20,000
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ REPO = Path(__file__).resolve().parents[1]
 READERS_SCALE = 1800
 
 
-def _pytest(path: str, scale: int) -> int:
+def _pytest(path: str, scale: int, kinds: str | None = None) -> int:
     env = dict(os.environ, EVALSUITE_FUZZ_EXAMPLES=str(scale))
+    if kinds:
+        env["EVALSUITE_FUZZ_KINDS"] = kinds
     return subprocess.call([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "-p", "no:randomly",
                             path], cwd=REPO, env=env)
 
@@ -37,11 +40,12 @@ def main() -> int:
     parser.add_argument("--scale", type=int, default=READERS_SCALE, help="EVALSUITE_FUZZ_EXAMPLES for the readers")
     parser.add_argument("--store-examples", type=int, default=20_000, help="generated store calls per function")
     parser.add_argument("--only", choices=["readers", "traces", "store"])
+    parser.add_argument("--kinds", help="readers to fuzz, e.g. judgements,records (default: all four)")
     args = parser.parse_args()
     codes = {}
     if args.only in (None, "readers"):
         started = time.perf_counter()
-        codes["readers"] = _pytest("tests/io/test_fuzz_readers.py", args.scale)
+        codes["readers"] = _pytest("tests/io/test_fuzz_readers.py", args.scale, args.kinds)
         print(f"readers: EVALSUITE_FUZZ_EXAMPLES={args.scale} in {time.perf_counter() - started:,.0f} s; "
               f"exit code {codes['readers']}", flush=True)
     if args.only in (None, "traces"):

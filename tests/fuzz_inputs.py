@@ -34,6 +34,14 @@ RECORD_FORMATS = ("jsonl", "json", "csv", "tsv", "parquet")
 JUDGEMENT_FORMATS = ("csv", "tsv", "jsonl", "json", "parquet")
 COMBOS = [("run", f) for f in RUN_FORMATS] + [("qrels", f) for f in RUN_FORMATS] + [("records", f) for f in RECORD_FORMATS] \
     + [("judgements", f) for f in JUDGEMENT_FORMATS]
+# EVALSUITE_FUZZ_KINDS="judgements,records" fuzzes only those readers (a full-size round of one reader).
+if os.environ.get("EVALSUITE_FUZZ_KINDS"):
+    COMBOS = [c for c in COMBOS if c[0] in os.environ["EVALSUITE_FUZZ_KINDS"].split(",")]
+
+
+def kinds(*names: str) -> list[str]:
+    """Those of ``names`` that COMBOS fuzzes."""
+    return [name for name in names if any(kind == name for kind, _ in COMBOS)]
 # Traces (issue 30) are fuzzed by tests/io/test_fuzz_traces.py with these same mutations;
 # benchmarks/fuzz_round.py runs both files at full size.
 EXTENSION = {"trec": "trec", "csv": "csv", "tsv": "tsv", "json": "json", "jsonl": "jsonl", "parquet": "parquet"}

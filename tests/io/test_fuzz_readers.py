@@ -348,7 +348,7 @@ def _base_or_case(kind: str, fmt: str):
     return st.one_of(st.sampled_from(small), case_strategy(kind, fmt).map(lambda case: case.data))
 
 
-@pytest.mark.parametrize("kind", ["run", "qrels"])
+@pytest.mark.parametrize("kind", fz.kinds("run", "qrels"))
 def test_trec_comment_line_does_not_change_the_parse(pool, kind):
     """The fast path (Arrow) reads a TREC file without comments; one comment line sends it to the
     line-by-line reader. Both must give the same answer."""
@@ -370,7 +370,7 @@ def test_trec_comment_line_does_not_change_the_parse(pool, kind):
     check()
 
 
-@pytest.mark.parametrize("kind", ["run", "qrels", "records"])
+@pytest.mark.parametrize("kind", fz.kinds("run", "qrels", "records"))
 def test_jsonl_fast_and_slow_paths_agree(pool, kind):
     """pyarrow's JSON reader (fast path) and the json module (line by line) must agree."""
     @fuzz_settings(fz.examples(80))
