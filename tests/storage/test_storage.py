@@ -497,6 +497,14 @@ def test_bad_arguments_are_named(store):
     assert _error(store.save_workspace, "", [ref]).field == "name"
     assert _error(store.save_workspace, "x", [ref], meta={"s": {1, 2}}).field == "meta"
     assert _error(store.save_workspace, "x", [ref], meta={"v": float("nan")}).field == "meta"
+    # issue 29: meta nested 5,000 deep raised RecursionError; every size is bounded with a StoreError
+    deep: object = "x"
+    for _ in range(5_000):
+        deep = {"k": deep}
+    assert _error(store.save_workspace, "x", [ref], meta=deep).field == "meta"
+    assert _error(store.save_workspace, "x", [ref], meta={"k": [0] * 20_000}).field == "meta"
+    assert _error(store.save_workspace, "x", [ref], meta={"k": "y" * 70_000}).field == "meta"
+    assert _error(store.list_workspaces, ["a" * 36] * 1_001).code == "invalid_argument"
     assert _error(store.save_workspace, "x", [(digest, "run", "r.trec")]).field == "datasets"
     never_put = DatasetRef(hashlib.sha256(b"never").hexdigest(), "qrels", "q.trec")
     err = _error(store.save_workspace, "x", [ref, never_put])
