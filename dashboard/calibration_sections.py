@@ -35,10 +35,26 @@ def sample_judgements() -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=[*judgement_tables.JUDGEMENT_COLUMNS, "line"])
 
 
+def upload_limits():
+    """The server's reader limits (:func:`dashboard.loaders.reader_limits`), at most MAX_UPLOAD_BYTES."""
+    from dataclasses import replace
+
+    from . import loaders
+
+    limits = loaders.reader_limits()
+    return replace(limits, max_bytes=min(limits.max_bytes, MAX_UPLOAD_BYTES))
+
+
 @st.cache_data(show_spinner=False, max_entries=8)
 def read_uploaded(name: str, data: bytes) -> pd.DataFrame:
-    """An uploaded judgement table (errors raise EvalSuiteError naming file, line, field, value)."""
-    return judgement_tables.read_judgements(data, source_name=name, max_bytes=MAX_UPLOAD_BYTES)
+    """An uploaded judgement table, read in the isolated reader pool with the server's limits, as
+    every upload is (errors raise EvalSuiteError naming file, line, field, value)."""
+    return judgement_tables.read_judgements(data, source_name=name, limits=upload_limits(), isolate=True)
+
+
+def join_uploaded_labels(table: pd.DataFrame, name: str, data: bytes):
+    """An uploaded human-label file joined onto ``table`` (read as :func:`read_uploaded` reads)."""
+    return judgement_tables.join_human_labels(table, data, source_name=name, limits=upload_limits(), isolate=True)
 
 
 def record_judgements(files) -> tuple[pd.DataFrame | None, list[tuple[str, str]]]:

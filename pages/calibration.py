@@ -19,7 +19,7 @@ import streamlit as st
 from dashboard import calibration_sections as cv
 from dashboard import hosting, label_calibration, session, ui
 from dashboard.text import plain
-from evalsuite.stats import agreement, judgement_tables, system_means
+from evalsuite.stats import agreement, system_means
 from evalsuite.stats import intervals as intervals_module
 
 _PCT = {c: st.column_config.NumberColumn(c, format="%.3f")
@@ -66,8 +66,7 @@ def _tables() -> pd.DataFrame | None:
         try:
             table = cv.read_uploaded(name, data)
             if label_file is not None:
-                table, counts = judgement_tables.join_human_labels(table, label_file[1], source_name=label_file[0],
-                                                      max_bytes=cv.MAX_UPLOAD_BYTES)
+                table, counts = cv.join_uploaded_labels(table, label_file[0], label_file[1])
                 note = f"{counts['matched']} label rows of {label_file[0]} joined"
                 if counts["unmatched"]:
                     note += (f"; {counts['unmatched']} matched no judged item (first: line "

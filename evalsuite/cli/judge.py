@@ -4,7 +4,9 @@ Reads per-request records, shows what the run will take (requests, cached, token
 the judge with a progress line on stderr (records, requests, cache hits, rate, cost so far, ETA)
 and writes the judged records (Parquet or JSONL, by the output's extension). Ctrl-C stops
 cleanly: calls in flight finish, the records judged so far are written, and rerunning the same
-command resumes from the cache. Endpoint settings come from flags, else the environment
+command with ``--force`` (the output exists then) resumes from the cache. The output is never an
+input, an existing file is replaced only with ``--force``, and it is written under a temporary name
+and renamed into place. Endpoint settings come from flags, else the environment
 (``EVALSUITE_JUDGE_MODEL``, ``EVALSUITE_JUDGE_BASE_URL``), else a TOML config file (``[judge]``
 table); the API key only from the environment (``EVALSUITE_JUDGE_API_KEY`` or ``OPENAI_API_KEY``).
 
@@ -21,6 +23,7 @@ import tomllib
 
 from ..errors import EvalSuiteError
 from ..io.record_files import check_output, write_records
+from ._options import add_output, add_read_bounds, read_limits
 
 __all__ = ["build_parser", "main"]
 
@@ -35,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Fill the judgement columns of per-request records with an LLM, embedding or lexical judge.")
     parser.add_argument("records", help="records file (JSONL, JSON, CSV/TSV, Parquet; .gz too)")
     parser.add_argument("--judge", required=True, choices=("llm", "embedding", "lexical"), help="which judge")
-    parser.add_argument("-o", "--output", required=True, help="judged records: .parquet (or .jsonl)")
+    add_output(parser, required=True, what="judged records: .parquet (or .jsonl); never an input, an existing file "
+               "only with --force")
     parser.add_argument("--model", help="model id (llm: required; embedding: an endpoint's model, default the "
                         "bundled all-MiniLM-L6-v2); env EVALSUITE_JUDGE_MODEL")
     parser.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1; "
@@ -56,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--similarity", help="lexical: also write this score to answer_similarity")
     parser.add_argument("--estimate-only", action="store_true", help="print the estimate and stop")
     parser.add_argument("--system", help="system name for records without one")
+    add_read_bounds(parser)
     return parser
 
 
@@ -152,9 +157,10 @@ def main(argv: list[str] | None = None) -> int:
     from ..io.record_files import read_records
 
     try:
-        check_output(args.output)
+        # --estimate-only writes nothing: an existing output is no reason to refuse it
+        check_output(args.output, inputs=[args.records], force=args.force or args.estimate_only)
         settings = _settings(args)
-        records = read_records(args.records, system=args.system)
+        records = read_records(args.records, system=args.system, limits=read_limits(args))
         judge = _build_judge(args.judge, settings)
         print(f"evalsuite judge: {len(records):,} records from {args.records}; estimate: {judge.estimate(records)}",
               file=sys.stderr)
@@ -165,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             result = judge.judge(records, progress=progress)
         finally:
             progress.close()
-        write_records(result.records, args.output)
+        write_records(result.records, args.output, inputs=[args.records], force=args.force)
     except EvalSuiteError as exc:
         print(f"evalsuite judge: error: {exc}", file=sys.stderr)
         return 2
@@ -177,11 +183,11 @@ def main(argv: list[str] | None = None) -> int:
           f"tokens {stats.prompt_tokens:,} in / {stats.completion_tokens:,} out; cost {stats.cost:.4f}",
           file=sys.stderr)
     if stats.stopped == "budget":
-        print("evalsuite judge: stopped before the budget would be passed; rerun with a larger --budget to "
-              "resume (answered calls are cached)", file=sys.stderr)
+        print("evalsuite judge: stopped before the budget would be passed; rerun with a larger --budget and "
+              "--force (the output exists now) to resume (answered calls are cached)", file=sys.stderr)
         return 3
     if stats.stopped == "interrupted":
-        print("evalsuite judge: interrupted; rerun the same command to resume (answered calls are cached)",
-              file=sys.stderr)
+        print("evalsuite judge: interrupted; rerun the same command with --force (the output exists now) to resume "
+              "(answered calls are cached)", file=sys.stderr)
         return 130
     return 0

@@ -18,6 +18,7 @@ import math
 import sys
 
 from ..errors import EvalSuiteError
+from ._options import add_output, add_read_bounds, read_limits
 
 __all__ = ["build_parser", "main"]
 
@@ -29,7 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="evalsuite ragas",
         description="Every RAGAS metric from question, answer, contexts and reference: judge, write, summarise.")
     parser.add_argument("records", help="records file (JSONL, JSON, CSV/TSV, Parquet; .gz too)")
-    parser.add_argument("-o", "--output", required=True, help="judged records: .parquet (or .jsonl)")
+    add_output(parser, required=True, what="judged records: .parquet (or .jsonl); never an input, an existing file "
+               "only with --force")
     parser.add_argument("--metrics", help=f"comma-separated, default all but aspect_critique: {', '.join(JUDGED_METRICS)}")
     parser.add_argument("--aspect", action="append", default=[], metavar="NAME=DEFINITION",
                         help="an aspect critique (repeatable), e.g. --aspect 'concise=Answers in two sentences'")
@@ -51,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--compat", choices=("ragas",), help="RAGAS's arithmetic where it differs")
     parser.add_argument("--estimate-only", action="store_true", help="print coverage and estimate, then stop")
     parser.add_argument("--system", help="system name for records without one")
+    add_read_bounds(parser)
     return parser
 
 
@@ -96,13 +99,14 @@ def main(argv: list[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     try:
-        check_output(args.output)
+        # --estimate-only writes nothing: an existing output is no reason to refuse it
+        check_output(args.output, inputs=[args.records], force=args.force or args.estimate_only)
         settings = _settings(args)
         aspects = _aspects(args.aspect)
         metrics = settings.get("metrics") or [m for m in JUDGED_METRICS if m != "aspect_critique" or aspects]
         if aspects and "aspect_critique" not in metrics:
             metrics = [*metrics, "aspect_critique"]
-        records = read_records(args.records, system=args.system)
+        records = read_records(args.records, system=args.system, limits=read_limits(args))
         for metric, info in coverage_of(records, metrics).items():
             missing = f"; missing fields: {', '.join(info['missing_fields'])}" if info["missing_fields"] else ""
             print(f"evalsuite ragas: {metric}: needs {', '.join(info['fields'])}; {info['records_with_fields']:,} of "
@@ -121,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise EvalSuiteError("interrupted before the run could write its records", field="run")
         finally:
             progress.close()
-        write_records(result.records, args.output)
+        write_records(result.records, args.output, inputs=[args.records], force=args.force)
         report = evaluate_records(result.records, compat=args.compat)
     except EvalSuiteError as exc:
         print(f"evalsuite ragas: error: {exc}", file=sys.stderr)
@@ -137,10 +141,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{system}\t{metric}\t{'nan' if math.isnan(value) else f'{value:.4f}'}\t"
                   f"{score.params['coverage']:.3f}")
     if stats.stopped == "budget":
-        print("evalsuite ragas: stopped before the budget would be passed; rerun with a larger --budget",
+        print("evalsuite ragas: stopped before the budget would be passed; rerun with a larger --budget and --force",
               file=sys.stderr)
         return 3
     if stats.stopped == "interrupted":
-        print("evalsuite ragas: interrupted; rerun the same command to resume", file=sys.stderr)
+        print("evalsuite ragas: interrupted; rerun the same command with --force to resume", file=sys.stderr)
         return 130
     return 0

@@ -13,8 +13,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from ._lines import csv_lines, nonblank_lines
+from ._lines import csv_error, csv_lines, long_csv_fields, nonblank_lines
 from ..errors import EvalSuiteError
+from ..utils.ids import trim_id_array
 from .limits import ReadLimits, check_columns, check_rows
 from .columns import ColumnRoles, column_roles
 from ._reading import (
@@ -309,8 +310,9 @@ def _numbers(column, field: str, source: str, line_of, line_label="line") -> np.
 
 def _from_table(table: pa.Table, kind: str, source: str, line_of, line_label: str = "line") -> _Parsed:
     roles = column_roles(table.column_names, kind, source)
-    query = _ids_to_string(table.column(roles.query), roles.query, source, line_of, line_label)
-    doc = _ids_to_string(table.column(roles.doc), roles.doc, source, line_of, line_label)
+    # Ids by the one rule of every format (evalsuite.utils.ids): ASCII whitespace off both ends.
+    query = trim_id_array(_ids_to_string(table.column(roles.query), roles.query, source, line_of, line_label))
+    doc = trim_id_array(_ids_to_string(table.column(roles.doc), roles.doc, source, line_of, line_label))
     values = _numbers(table.column(roles.value), roles.value, source, line_of, line_label) if roles.value else None
     ranks = _numbers(table.column(roles.rank), roles.rank, source, line_of, line_label) if roles.rank and values is None else None
     warnings = []
@@ -318,11 +320,6 @@ def _from_table(table: pa.Table, kind: str, source: str, line_of, line_label: st
     if extra:
         warnings.append(f"columns not used: {', '.join(map(str, extra))}")
     return _Parsed(query, doc, values, ranks, line_of=line_of, warnings=warnings, line_label=line_label)
-
-
-def _trim_ids(column: pa.ChunkedArray) -> pa.ChunkedArray:
-    """Ids without surrounding whitespace, as header cells are (``q1, d1, 2.0`` names doc ``d1``)."""
-    return pc.utf8_trim_whitespace(column)
 
 
 def _parse_delimited(inp: _Input, kind: str, delimiter: str, limits: ReadLimits) -> _Parsed:
@@ -361,8 +358,6 @@ def _parse_delimited(inp: _Input, kind: str, delimiter: str, limits: ReadLimits)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             _explain_delimited(inp, delimiter, header, roles, exc)
             raise  # _explain_delimited always raises
-    table = table.set_column(table.column_names.index(roles.query), roles.query, _trim_ids(table.column(roles.query)))
-    table = table.set_column(table.column_names.index(roles.doc), roles.doc, _trim_ids(table.column(roles.doc)))
     return _from_table(table, kind, inp.name, csv_lines(data, delimiter))
 
 
@@ -372,18 +367,22 @@ def _explain_delimited(inp: _Input, delimiter: str, header: list[str], roles: Co
 
     text = decode_or_explain(inp.data, inp.name)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    next(reader, None)
     numeric = {c for c in (roles.value, roles.rank) if c}
-    for row in reader:
-        number = reader.line_num
-        if not row:
-            continue
-        if len(row) != len(header):
-            raise EvalSuiteError(f"expected {len(header)} fields as in the header, found {len(row)}", source=inp.name,
-                                 line=number, field="columns", value=delimiter.join(row)) from None
-        for col, value in zip(header, row):
-            if col in numeric and not _NUMBER.fullmatch(value.strip(_BLANKS)):
-                raise EvalSuiteError("not a number", source=inp.name, line=number, field=col, value=value) from None
+    with long_csv_fields():
+        try:
+            next(reader, None)
+            for row in reader:
+                number = reader.line_num
+                if not row:
+                    continue
+                if len(row) != len(header):
+                    raise EvalSuiteError(f"expected {len(header)} fields as in the header, found {len(row)}",
+                                         source=inp.name, line=number, field="columns", value=delimiter.join(row))
+                for col, value in zip(header, row):
+                    if col in numeric and not _NUMBER.fullmatch(value.strip(_BLANKS)):
+                        raise EvalSuiteError("not a number", source=inp.name, line=number, field=col, value=value)
+        except csv.Error as error:
+            raise csv_error(error, inp.name, max(reader.line_num, 1)) from None
     raise EvalSuiteError(f"could not be parsed as {'TSV' if delimiter == chr(9) else 'CSV'}: {exc}", source=inp.name) from None
 
 
@@ -400,8 +399,8 @@ def _parse_parquet(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
     names = parquet.schema_arrow.names
     roles = column_roles(names, kind, inp.name)
     used = [c for c in dict.fromkeys((roles.query, roles.doc, roles.value, roles.rank)) if c]
-    parsed = _from_table(read_parquet_table(parquet, inp.name, used), kind, inp.name, lambda row: row + 1,
-                         line_label="row")
+    parsed = _from_table(read_parquet_table(parquet, inp.name, used, data=inp.data, limits=limits), kind, inp.name,
+                         lambda row: row + 1, line_label="row")
     extra = [c for c in names if c not in used]
     parsed.warnings = [f"columns not used: {', '.join(map(str, extra))}"] if extra else []
     return parsed
@@ -411,7 +410,7 @@ def _parse_json(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
     text = decode_or_explain(inp.data, inp.name)
     if not text.strip():
         raise EvalSuiteError("the file is empty", source=inp.name)
-    document = json_load(text, inp.name)
+    document = json_load(text, inp.name, limits=limits)
     if isinstance(document, list):
         check_rows(len(document), limits, inp.name, "items")
         return _rows_to_parsed(document, inp.name, kind, lambda row: None, "item", limits)
@@ -432,8 +431,8 @@ def _parse_json(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
             queries.append(qid)
             docs.append(doc)
             values.append(number)
-    return _Parsed(pa.array(queries, pa.string()), pa.array(docs, pa.string()), np.array(values, dtype=np.float64),
-                   line_of=lambda row: None, raw=lambda row: values[row])
+    return _Parsed(trim_id_array(pa.array(queries, pa.string())), trim_id_array(pa.array(docs, pa.string())),
+                   np.array(values, dtype=np.float64), line_of=lambda row: None, raw=lambda row: values[row])
 
 
 def _rows_to_parsed(rows: list, name: str, kind: str, line_of, label: str, limits: ReadLimits) -> _Parsed:

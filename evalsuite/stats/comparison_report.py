@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -9,6 +10,7 @@ import pandas as pd
 
 from ..utils.checks import defuse_formula
 from ..errors import EvalSuiteError
+from ..io.output_files import atomic_output
 
 from .paired import CI_METHODS, CORRECTIONS, TESTS, ZERO_METHODS
 
@@ -313,17 +315,24 @@ class ComparisonReport:
                 f"{p['n_comparisons']} comparisons, test={p['test']!r}, correction={p['correction']!r}, "
                 f"alpha={p['alpha']})")
 
-    def to_csv(self, path_or_buf=None, **kwargs) -> str | None:
+    def to_csv(self, path_or_buf=None, *, inputs=(), force: bool = False, **kwargs) -> str | None:
         """:attr:`table` as CSV (pandas ``to_csv``, no index), safe to open in a spreadsheet.
 
         Text cells starting with ``= + - @``, a tab or a carriage return get a leading single
         quote so no spreadsheet runs them as a formula; numbers are written as numbers.
-        Returns the text when ``path_or_buf`` is None.
+        Returns the text when ``path_or_buf`` is None. A path is written as every output is
+        (:func:`evalsuite.io.output_files.atomic_output`): never over one of ``inputs`` (the
+        files compared), an existing file only with ``force``, under a temporary name renamed
+        into place.
         """
         safe = self.table.copy()
         for col in ("metric", "baseline", "system"):
             safe[col] = safe[col].astype(object).map(_spreadsheet_safe)
         kwargs.setdefault("index", False)
+        if isinstance(path_or_buf, (str, os.PathLike)):
+            with atomic_output(path_or_buf, inputs=inputs, force=force) as temporary:
+                safe.to_csv(temporary, **kwargs)
+            return None
         return safe.to_csv(path_or_buf, **kwargs)
 
     def _caption(self) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import EvalSuiteError
+from ..io.judgement_files import read_judgement_table
 from . import judgement_tables
 
 __all__ = ["LABEL_FILE_COLUMNS", "labels_table", "read_label_file", "to_jsonl"]
@@ -121,8 +122,13 @@ def read_label_file(path: str | Path | bytes, source_name: str | None = None, ma
     >>> t[["line", "query_id", "human_label", "labeller"]].values.tolist()
     [[2, 'q1', 1.0, 'Ann']]
     """
-    name, rows = judgement_tables._rows_of_file(path, source_name, max_bytes)
-    frame = judgement_tables._frame_from_rows(name, rows, ["query_id", "system"])
+    read = read_judgement_table(path, role="labels", source_name=source_name,
+                                limits=judgement_tables._limits(None, max_bytes))
+    name = read.source
+    if "system" not in read.table.column_names:
+        raise EvalSuiteError("a system column is required: a label is about one system's record", source=name,
+                             line=1, field="system")
+    frame = judgement_tables._frame(read)
     if "human_label" not in frame:
         raise EvalSuiteError("a human_label column is required", source=name, line=1, field="human_label")
     bad_item = frame[frame["item"] != 0]
@@ -130,8 +136,7 @@ def read_label_file(path: str | Path | bytes, source_name: str | None = None, ma
         row = bad_item.iloc[0]
         raise EvalSuiteError("a label is about a whole record: item must be 0 or left out", source=name,
                              line=int(row["line"]), field="item", value=int(row["item"]))
-    by_line = {line: values for line, values in rows}
-    frame["labeller"] = [str(by_line[line].get("labeller") or "").strip() for line in frame["line"]]
+    frame["labeller"] = frame["labeller"].fillna("") if "labeller" in frame else ""
     frame = frame[frame["human_label"].notna()].reset_index(drop=True)
     dup = frame.duplicated(["query_id", "system", "labeller"], keep="first")
     if dup.any():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._model import StoreError
+from ._model import StoreError, server_error
 
 SCHEMA_VERSION = 3  # 2: workspace owners, the judge-run audit log, daily usage; 3: labelling tasks and labels
 
@@ -145,9 +145,9 @@ def _create_schema(backend: Any, conn: Any, *, int_type: str, real_type: str, bl
         row = backend.execute(conn, "SELECT value FROM evalsuite_store_meta "
                                     "WHERE key = 'schema_version'").fetchone()
     if row is not None and int(row[0]) > SCHEMA_VERSION:
-        raise StoreError(f"the workspace store at {backend.location} was made by a newer EvalSuite "
-                         f"(schema version {row[0]}, this one knows {SCHEMA_VERSION}); upgrade EvalSuite",
-                         code="unavailable")
+        raise server_error(f"the workspace store was made by a newer EvalSuite (schema version {row[0]}, this one "
+                           f"knows {SCHEMA_VERSION}); upgrade EvalSuite", code="unavailable",
+                           detail=f"store at {backend.location}")
     for statement in _TABLES:
         backend.execute(conn, statement.replace("{int}", int_type).replace("{real}", real_type)
                         .replace("{blob}", blob_type))

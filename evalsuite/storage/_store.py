@@ -60,6 +60,7 @@ from ._model import (
     _check_kind,
     _check_text,
     _format_size,
+    server_error,
 )
 from ._pool import _Pool
 from ._labels import LabelOps
@@ -141,8 +142,8 @@ class Store(WorkspaceOps, UsageOps, LabelOps):
             with self._pool.connection() as conn, self._backend.transaction(conn, write=write):
                 yield conn
         except self._backend.operational_errors as exc:
-            raise StoreError(f"the workspace store at {self.location} cannot be used right now: "
-                             f"{str(exc).strip()}", code="unavailable") from exc
+            raise server_error("the workspace store cannot be used right now", code="unavailable",
+                               detail=f"{self.location}: {str(exc).strip()}") from exc
         except self._backend.database_errors as exc:
             if foreign_key_errors and isinstance(exc, self._backend.foreign_key_errors):
                 raise

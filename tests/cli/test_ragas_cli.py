@@ -84,5 +84,6 @@ def test_budget_stop_exits_3_and_a_rerun_resumes(server, tmp_path, capsys):
     assert code == 3 and "budget" in err, err
     sent = server.requests
     assert 0 < sent < 6
-    assert main(base) == 0  # no budget: the rest is judged, the answered calls come from the cache
+    assert main(base) == 2  # the output exists now: refused without --force
+    assert main([*base, "--force"]) == 0  # no budget: the rest is judged, the answered calls come from the cache
     assert server.requests == 6
