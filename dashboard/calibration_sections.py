@@ -2,8 +2,9 @@
 self-contained section for Compare (:func:`ppi_difference_section`).
 
 Everything computed comes from :mod:`evalsuite.stats` (judgement tables, agreement, PPI); this
-module only loads tables, draws plotly figures and writes Streamlit elements. User text (system, judge and judgement names) goes
-into tables and figures, and into markdown only through :func:`dashboard.text.plain`.
+module only loads tables, draws plotly figures and writes Streamlit elements. User text (system,
+judge and judgement names) goes into figures only through :func:`evalsuite.display.plotly_text`
+(titles, category labels) and into markdown only through :func:`dashboard.text.plain`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from evalsuite.stats import agreement, judgement_tables, ppi
+from evalsuite.display import plotly_text
 from evalsuite.errors import EvalSuiteError
 
 from .constants import SAMPLE_DIR
@@ -76,7 +78,8 @@ def confusion_figure(row: pd.Series, title: str):
     fig = go.Figure(go.Heatmap(z=z, x=["judge: no", "judge: yes"], y=["human: no", "human: yes"],
                                text=z, texttemplate="%{text}", colorscale="Blues", showscale=False,
                                hovertemplate="%{y}, %{x}: %{z}<extra></extra>"))
-    fig.update_layout(title=title, height=320, margin=dict(l=90, r=10, t=50, b=40), yaxis_autorange="reversed")
+    fig.update_layout(title=plotly_text(title), height=320, margin=dict(l=90, r=10, t=50, b=40),
+                      yaxis_autorange="reversed")
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)
     return fig
@@ -96,7 +99,8 @@ def reliability_figure(table: pd.DataFrame, title: str):
                      arrayminus=table["human_rate"] - table["ci_low"]),
         customdata=table[["n"]], hovertemplate="judge score %{x:.3f}<br>human rate %{y:.3f}<br>n %{customdata[0]}"
                                                 "<extra></extra>"))
-    fig.update_layout(title=title, xaxis_title="judge score (mean in bin)", yaxis_title="share labelled yes by people",
+    fig.update_layout(title=plotly_text(title), xaxis_title="judge score (mean in bin)",
+                      yaxis_title="share labelled yes by people",
                       xaxis_range=[-0.02, 1.02], yaxis_range=[-0.02, 1.02], height=420,
                       margin=dict(l=70, r=10, t=50, b=50))
     fig.update_xaxes(automargin=True)
@@ -114,7 +118,7 @@ def forest_figure(intervals: pd.DataFrame, title: str):
     for estimator in ESTIMATORS:
         part = intervals[intervals["estimator"] == estimator]
         fig.add_trace(go.Scatter(
-            x=part["estimate"], y=[[s for s in part["system"]], [estimator] * len(part)], mode="markers",
+            x=part["estimate"], y=[[plotly_text(s) for s in part["system"]], [estimator] * len(part)], mode="markers",
             name=estimator, marker=dict(color=_COLOURS[estimator], size=9),
             error_x=dict(type="data", symmetric=False, array=part["high"] - part["estimate"],
                          arrayminus=part["estimate"] - part["low"]),
@@ -122,10 +126,11 @@ def forest_figure(intervals: pd.DataFrame, title: str):
             hovertemplate="%{x:.3f}<br>n labelled %{customdata[0]}, unlabelled %{customdata[1]}<extra></extra>"))
     held = intervals[intervals["estimator"] == "PPI"].dropna(subset=["held_out"])
     if len(held):
-        fig.add_trace(go.Scatter(x=held["held_out"], y=[list(held["system"]), ["PPI"] * len(held)], mode="markers",
+        fig.add_trace(go.Scatter(x=held["held_out"], y=[[plotly_text(s) for s in held["system"]], ["PPI"] * len(held)],
+                                 mode="markers",
                                  name="all human labels (held out)", marker=dict(symbol="x", color="black", size=9),
                                  hovertemplate="mean of every human label %{x:.3f}<extra></extra>"))
-    fig.update_layout(title=title, xaxis_title="system mean", height=max(320, 90 * len(systems) + 120),
+    fig.update_layout(title=plotly_text(title), xaxis_title="system mean", height=max(320, 90 * len(systems) + 120),
                       margin=dict(l=220, r=10, t=50, b=50), yaxis_autorange="reversed")
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)

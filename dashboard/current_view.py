@@ -9,7 +9,6 @@ thread, so two sessions never see each other's figures.
 
 from __future__ import annotations
 
-import html
 import threading
 from dataclasses import dataclass, field
 
@@ -45,10 +44,11 @@ def set_page(title: str, url_path: str) -> None:
 
 def add_figure(figure) -> None:
     """Record a figure the page shows; its caption in the report is the figure's own title
-    (plotly titles hold ``&lt;``-escaped user text, see :mod:`evalsuite.display`; the report
-    escapes it again, so it is unescaped here)."""
-    title = getattr(getattr(figure.layout, "title", None), "text", None) or f"Chart {len(current().figures) + 1}"
-    current().figures.append((html.unescape(str(title)), figure))
+    (plotly titles hold user text escaped by :func:`evalsuite.display.plotly_text`; the report
+    escapes the caption again as HTML, so it is read back as plain text here)."""
+    from evalsuite.display import figure_caption
+
+    current().figures.append((figure_caption(figure, f"Chart {len(current().figures) + 1}"), figure))
 
 
 def add_bound(key: str, value) -> None:

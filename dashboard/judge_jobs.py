@@ -8,11 +8,16 @@ original :class:`~dashboard.session.StoredFile` (bytes untouched) is set aside u
 :data:`KEY_ORIGINALS` and the judged records (Parquet bytes) take its place, so every page,
 Compare and Save and share use them; :func:`restore_original` undoes it.
 
-Endpoint settings (:func:`endpoint_settings`): a hosted dashboard, one whose ``[evalsuite]``
-secrets name a judge endpoint (``judge_base_url``) or set ``hosted = true``, uses only the
-operator's endpoint, model and key from the secrets; a visitor cannot enter an address. Local
-use may enter an endpoint and model; the key comes only from the environment
-(``EVALSUITE_JUDGE_API_KEY`` / ``OPENAI_API_KEY``) or the secrets, never from a widget.
+Which endpoint and key a run uses is decided by :mod:`evalsuite.judges.endpoints` (the operator's
+endpoint with the operator's key; a typed endpoint, where the operator allows one, only with the
+key typed in this session, through a connection that checks every address); :func:`build_judge`
+only builds the judge for the :class:`~evalsuite.judges.endpoints.Endpoint` chosen. A run is
+admitted and logged by the store (:meth:`evalsuite.storage.Store.begin_judge_run`: runs at once
+and the day's budget per user, :mod:`evalsuite.hosting`); its budget is what is left, and its
+counts and outcome go to the audit log (``evalsuite admin usage``).
+
+Raw judge replies are shown only for requests a run of this session made (:func:`raw_output`),
+never looked up from a hash that a records file claims.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ import streamlit as st
 KEY_JOB = "judge_job"
 KEY_ORIGINALS = "judge_originals"   # {judged file key: original StoredFile}
 KEY_JOB_NOTICES = "judge_notices"
+KEY_OWN_REPLIES = "judge_own_replies"  # {request hash: key of its reply in the judge cache} of this session's runs
+HEARTBEAT_SECONDS = 15.0
 
 
 @dataclass
@@ -70,9 +77,13 @@ class JudgeJob:
     estimate: str = ""
     result: bytes | None = field(repr=False, default=None)
     collected: bool = False
+    outcome: str | None = None       # the audit log's outcome when it differs from the status ("budget")
     started: float = field(default_factory=time.monotonic)
     finished: float | None = None
     thread: threading.Thread | None = field(repr=False, default=None)
+    run_id: str | None = None        # its row in the store's audit log (None: not logged)
+    budget: float | None = None      # the most it may spend (per-run and what is left of the day)
+    replies: dict = field(repr=False, default_factory=dict)  # {request hash: reply's cache key}
 
     @property
     def running(self) -> bool:
@@ -85,61 +96,44 @@ class JudgeJob:
             self.judge.stop()
 
 
-def secrets_settings() -> dict:
-    """The ``[evalsuite]`` secrets section (empty without a secrets file)."""
-    from .settings import _secrets_section  # the one place that reads Streamlit's secrets
+def build_judge(endpoint, metrics, aspects, strictness: int, aspect_strictness: int, cache=None, options=None,
+                owner: str | None = None):
+    """A :class:`~evalsuite.judges.ragas.RagasJudge` for the page's metrics on ``endpoint``.
 
-    return dict(_secrets_section())
-
-
-def is_hosted(secrets: dict | None = None) -> bool:
-    """A hosted dashboard: the secrets name a judge endpoint or say ``hosted = true``."""
-    secrets = secrets_settings() if secrets is None else secrets
-    return bool(secrets.get("judge_base_url")) or str(secrets.get("hosted", "")).lower() in ("1", "true", "yes")
-
-
-def endpoint_settings(entered: dict | None = None, secrets: dict | None = None) -> dict:
-    """The LLM judge's settings: the operator's (secrets) on a hosted dashboard, else what was
-    entered, else the environment. The key is never taken from ``entered``."""
-    import os
-
-    secrets = secrets_settings() if secrets is None else secrets
-    out: dict = {}
-    if is_hosted(secrets):
-        out["base_url"] = secrets.get("judge_base_url")
-        out["model"] = secrets.get("judge_model")
-        out["api_key"] = secrets.get("judge_api_key")
-        for key in ("price_input", "price_output", "budget", "concurrency"):
-            if secrets.get(f"judge_{key}") is not None:
-                out[key] = secrets[f"judge_{key}"]
-        return out
-    entered = {k: v for k, v in (entered or {}).items() if k != "api_key" and v not in (None, "")}
-    out["base_url"] = entered.get("base_url") or os.environ.get("EVALSUITE_JUDGE_BASE_URL")
-    out["model"] = entered.get("model") or os.environ.get("EVALSUITE_JUDGE_MODEL")
-    out["api_key"] = secrets.get("judge_api_key")  # None: the judge reads the environment
-    for key in ("price_input", "price_output", "budget", "concurrency"):
-        if entered.get(key) is not None:
-            out[key] = entered[key]
-    return out
-
-
-def build_judge(settings: dict, metrics, aspects, strictness: int, aspect_strictness: int, cache=None):
-    """A :class:`~evalsuite.ragas_judge.RagasJudge` for the page's settings."""
-    from evalsuite.errors import EvalSuiteError
-    from evalsuite.judges import LLMJudge
-    from evalsuite.judges.ragas_needs import METRIC_NEEDS
+    Parameters
+    ----------
+    endpoint : evalsuite.judges.endpoints.Endpoint or None
+        From :func:`evalsuite.judges.endpoints.choose_endpoint` (None when no metric needs the LLM).
+    options : dict or None
+        Prices, budget and concurrency a visitor entered for their own endpoint (the operator's
+        come with ``endpoint``).
+    owner : str or None
+        The user a typed endpoint's replies are cached for (nobody else is served them).
+    """
+    from evalsuite.judges import JudgeCache, LLMJudge
+    from evalsuite.judges.endpoints import guarded_http_client
     from evalsuite.judges.ragas import RagasJudge
+    from evalsuite.judges.ragas_needs import METRIC_NEEDS
 
     llm = None
     if any("llm" in METRIC_NEEDS[m][1] for m in metrics):
-        if not settings.get("model"):
-            raise EvalSuiteError("the LLM judge needs a model" + (" (the operator's secrets name none)"
-                                                                   if is_hosted() else ""), field="model")
-        options = {k: settings[k] for k in ("price_input", "price_output", "budget", "concurrency") if k in settings}
-        if "concurrency" in options:
-            options["concurrency"] = int(options["concurrency"])
-        llm = LLMJudge(settings["model"], base_url=settings.get("base_url"), api_key=settings.get("api_key"),
-                       cache=cache, **options)
+        from evalsuite.errors import EvalSuiteError
+
+        if endpoint is None:
+            raise EvalSuiteError("these metrics need an LLM judge endpoint", field="endpoint")
+        settings = {**(options or {}), **endpoint.options} if endpoint.origin == "operator" else dict(options or {})
+        settings = {k: v for k, v in settings.items() if k in ("price_input", "price_output", "budget", "concurrency")
+                    and v is not None}
+        if "concurrency" in settings:
+            settings["concurrency"] = int(settings["concurrency"])
+        if cache is None:
+            cache = JudgeCache(None)
+            if endpoint.guarded:  # a visitor's own endpoint: its replies serve that visitor only
+                cache = cache.scoped("owner", owner or "unknown")
+        client = guarded_http_client(allow_private=endpoint.allow_private) if endpoint.guarded else None
+        # The key is the endpoint's own: "" (not None) so the judge never falls back to the environment.
+        llm = LLMJudge(endpoint.model, base_url=endpoint.base_url, api_key=endpoint.api_key or "", cache=cache,
+                       http_client=client, **settings)
     return RagasJudge(llm, None, metrics=metrics, aspects=aspects, strictness=strictness,
                       aspect_strictness=aspect_strictness)
 
@@ -184,15 +178,26 @@ def _run(job: JudgeJob, records) -> None:
         job.done, job.total = done, total
         job.stats = stats.as_dict()
 
+    heartbeat = threading.Thread(target=_heartbeat, args=(job,), daemon=True, name="evalsuite-judge-heartbeat")
+    heartbeat.start()
     try:
         part = _subset(records, job.rows)
         result = job.judge.judge(part, progress=progress)
         job.stats = result.stats.as_dict()
+        if result.stats.stopped == "budget" and job.status != "cancelling":
+            job.status = "cancelled"
+            job.message = (f"Stopped by the budget after {result.done} of {len(part)} records: this run could spend at "
+                           f"most {job.budget if job.budget is not None else 0:.4f} (what was left of the judge budget) "
+                           f"and spent {result.stats.cost:.4f}; nothing joined the session. The finished requests are "
+                           "cached: a later run with budget left continues from them.")
+            job.outcome = "budget"
+            return
         if job.status == "cancelling" or result.stats.stopped:
             job.status = "cancelled"
             job.message = (f"Stopped ({result.stats.stopped or 'cancelled'}) after {result.done} of {len(part)} records; "
                            "nothing joined the session. Starting again answers the finished calls from the cache.")
             return
+        job.replies = _reply_keys(job.judge, result.records)
         merged = _merge(records, result.records, job.rows)
         import tempfile
         from pathlib import Path
@@ -213,13 +218,107 @@ def _run(job: JudgeJob, records) -> None:
             f"the run failed ({type(exc).__name__}); " + traceback.format_exception_only(type(exc), exc)[-1].strip()[:300])
     finally:
         job.finished = time.monotonic()
+        _report(job, final=True)
 
 
-def start(job: JudgeJob, records) -> JudgeJob:
-    """Start ``job`` on ``records`` in a background thread and keep it in the session."""
+def _reply_keys(judge, records) -> dict:
+    """{request hash: key of its reply in the judge cache} for the LLM requests of a run's records."""
+    import json
+
+    from evalsuite.judges import PROVENANCE_COLUMN
+
+    llm = getattr(judge, "llm", None)
+    scope = getattr(getattr(llm, "cache", None), "scope_key", None)
+    if scope is None or PROVENANCE_COLUMN not in records.table.column_names:
+        return {}
+    keys = {}
+    for text in records.table.column(PROVENANCE_COLUMN).to_pylist():
+        for entry in json.loads(text) if text else []:
+            if isinstance(entry, dict) and entry.get("judge") == "llm" and entry.get("request_hash"):
+                keys[entry["request_hash"]] = scope(entry["request_hash"])
+    return keys
+
+
+def _report(job: JudgeJob, final: bool = False) -> None:
+    """Write the run's counts (and, when ``final``, its outcome) to the audit log; never raises."""
+    if job.run_id is None:
+        return
+    from .workspace_store import get_store
+
+    store, _ = get_store()
+    if store is None:
+        return
+    outcome = None
+    if final:
+        outcome = getattr(job, "outcome", None) or {"done": "done", "error": "error"}.get(job.status, "cancelled")
+    try:
+        store.report_judge_run(job.run_id, job.stats, outcome=outcome, message=job.message if final else "")
+    except Exception:  # the log must never stop or fail a run
+        pass
+
+
+def _heartbeat(job: JudgeJob) -> None:
+    """Report the run's counts every HEARTBEAT_SECONDS while it runs (a silent run counts as
+    abandoned after a while: evalsuite.storage.STALE_RUN_SECONDS)."""
+    while job.run_id is not None and job.finished is None:
+        time.sleep(HEARTBEAT_SECONDS)
+        if job.finished is None:
+            _report(job)
+
+
+def admit(job: JudgeJob, endpoint, user) -> None:
+    """Admit ``job`` under the deployment's limits and log it (the store's audit log); sets the
+    run's budget to what it may spend.
+
+    Raises
+    ------
+    EvalSuiteError
+        A limit is reached (the message says which and when it renews), or a daily budget is
+        set but the store that counts it is unavailable.
+    """
+    from evalsuite.errors import EvalSuiteError
+    from evalsuite.judges import endpoint_host
+
+    from . import hosting
+    from .workspace_store import get_store
+
+    limits = hosting.limits()
+    llm = getattr(job.judge, "llm", None)
+    if llm is None or endpoint is None:
+        return  # no endpoint: nothing is spent (lexical and bundled-embedding metrics only)
+    store, error = get_store()
+    if store is None:
+        if limits.judge_daily_budget is not None or limits.judge_daily_budget_total is not None:
+            raise EvalSuiteError(f"judging is limited by a daily budget here and the store that counts it is "
+                                 f"unavailable ({error}); try again later", field="budget")
+        return
+    run_budget = llm.budget if endpoint.origin == "operator" else None
+    job.run_id, budget = store.begin_judge_run(
+        user_id=user.id, user_label=user.label, model=endpoint.model,
+        endpoint=endpoint_host(endpoint.base_url) or "", origin=endpoint.origin, records=len(job.rows),
+        limits=limits, run_budget=run_budget)
+    if endpoint.origin == "operator":
+        job.budget = budget
+        llm.budget = budget
+
+
+def start(job: JudgeJob, records, endpoint=None, user=None) -> JudgeJob:
+    """Admit ``job`` (:func:`admit`), start it on ``records`` in a background thread and keep it
+    in the session.
+
+    Raises
+    ------
+    EvalSuiteError
+        A limit stops it (nothing started).
+    """
     current = st.session_state.get(KEY_JOB)
     if current is not None and current.running:
         raise RuntimeError("a judging run is already running")
+    if user is None:
+        from . import hosting
+
+        user = hosting.user()
+    admit(job, endpoint, user)
     job.total = len(job.rows)
     st.session_state[KEY_JOB] = job
     job.thread = threading.Thread(target=_run, args=(job, records), daemon=True, name="evalsuite-judge")
@@ -266,6 +365,7 @@ def collect_finished() -> None:
     originals = st.session_state.setdefault(KEY_ORIGINALS, {})
     if original is not None:
         originals[stored.key] = originals.pop(job.file_key, original)
+    st.session_state.setdefault(KEY_OWN_REPLIES, {}).update(job.replies)
     st.session_state.setdefault(KEY_JOB_NOTICES, []).append(
         f"{job.file_name}: the judged records ({stored.name}) replace it on every page; the original file is kept "
         "unchanged and can be restored on the Judge page.")
@@ -285,12 +385,21 @@ def restore_original(judged_key: str) -> bool:
 
 
 
+def own_request(request_hash) -> bool:
+    """A request one of this session's judge runs made (its reply may be shown here)."""
+    return isinstance(request_hash, str) and request_hash in st.session_state.get(KEY_OWN_REPLIES, {})
+
+
 def raw_output(request_hash: str) -> str | None:
-    """The judge's raw reply to a request, from the judge cache (None when not cached here)."""
+    """The judge's raw reply to a request a run of this session made, from the judge cache; None
+    for any other hash (a records file's provenance never opens another session's replies)."""
     from evalsuite.judges import JudgeCache
 
+    key = st.session_state.get(KEY_OWN_REPLIES, {}).get(request_hash) if isinstance(request_hash, str) else None
+    if key is None:
+        return None
     try:
-        hit = JudgeCache(None).get(request_hash)
+        hit = JudgeCache(None).get(key)
     except Exception:
         return None
     if hit is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from . import export, messages, session, text, workspaces
+from . import export, messages, session, text, workspace_store, workspaces
 from .constants import KEY_SHARE_RESULT, MAX_WORKSPACE_NAME_CHARS
 
 MIB = 1024 * 1024
@@ -57,7 +57,7 @@ def _show_result(prefix: str) -> None:
 
 def save_form(prefix: str) -> None:
     """Name, optional expiry, "Save and share"; afterwards the link and the owner token."""
-    store, error = workspaces.get_store()
+    store, error = workspace_store.get_store()
     if store is None:
         st.info(text.plain(f"Save and share is not available: {error}. Everything else works; files stay in this "
                          "browser session."), icon=":material/cloud_off:")
@@ -96,33 +96,36 @@ def save_form(prefix: str) -> None:
 def workspace_list() -> None:
     """The workspaces this session saved or opened: status, link, and a delete button (owner only)."""
     known = workspaces.known()
-    if not known:
-        st.caption("No workspace saved or opened in this session yet.")
-        return
     try:
-        summaries = workspaces.summaries()
+        owned = workspaces.owned_ids()
+        summaries = workspaces.summaries() if known or owned else []
     except Exception as exc:
         messages.show_error(exc)
+        return
+    if not summaries:
+        st.caption("No workspace saved or opened in this session yet.")
         return
     rows = []
     for s in summaries:
         entry = known.get(s.workspace_id, {})
         rows.append({"name": s.name or entry.get("name") or "", "status": s.status,
-                     "yours": "saved here" if entry.get("role") == "saved" else "opened",
+                     "yours": "saved here" if entry.get("role") == "saved" else
+                     "yours" if s.workspace_id in owned else "opened",
                      "files": s.n_datasets, "MB": round(s.total_bytes / 1e6, 2),
                      "created (UTC)": s.created_at.strftime("%Y-%m-%d %H:%M") if s.created_at else "",
                      "expires (UTC)": s.expires_at.strftime("%Y-%m-%d %H:%M") if s.expires_at else "never",
-                     "link": entry.get("link", "")})
+                     "link": entry.get("link") or (workspaces.bare_link(s.workspace_id) if s.workspace_id in owned
+                                                   else "")})
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                  column_config={"link": st.column_config.LinkColumn("link", display_text="open")})
     for s in summaries:
         entry = known.get(s.workspace_id, {})
-        if s.status != "active" or not entry.get("token"):
+        if s.status != "active" or not (entry.get("token") or s.workspace_id in owned):
             continue
         if st.button(f"Delete {text.plain(s.name or s.workspace_id)}", key=f"data_ws_delete_{s.workspace_id}",
                      icon=":material/delete:"):
             try:
-                workspaces.delete(s.workspace_id, entry["token"])
+                workspaces.delete(s.workspace_id, entry.get("token"))
             except Exception as exc:
                 messages.show_error(exc)
             else:

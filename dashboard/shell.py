@@ -27,7 +27,7 @@ import streamlit as st
 
 import evalsuite
 
-from . import current_view, judge_jobs, loaders, session, share, text, url_binding, workspaces
+from . import current_view, hosting, judge_jobs, loaders, session, share, text, url_binding, workspaces
 from .constants import KEY_QRELS, KEY_REL_LEVEL, PAGE_ICON, PAGES, REPO
 
 _running = threading.local()
@@ -90,11 +90,14 @@ def _sidebar() -> None:
         url_binding.bound(st.number_input, "Relevant from grade", min_value=1, max_value=100, value=1, step=1,
                  key=KEY_REL_LEVEL, help="Minimum grade that counts as relevant (trec_eval -l, ranx rel_lvl)")
         st.caption("EvalSuite " + evalsuite.__version__)
+        hosting.sidebar_identity()
 
 
 def main() -> None:
     """Set up the session, build the navigation and run the page the URL asks for."""
     st.set_page_config(page_title="EvalSuite", page_icon=PAGE_ICON, layout="wide")
+    hosting.log_startup_warnings()
+    hosting.gate()  # with sign-in on, nothing below runs for a visitor who is not signed in
     reader_problem = loaders.start_readers()
     if reader_problem:
         st.warning(text.plain(f"The reader settings were not used (the defaults are): {reader_problem}"))

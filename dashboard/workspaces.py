@@ -1,6 +1,6 @@
 """Saved workspaces: the session's files in the persistent store, and ``?ws=`` share links.
 
-- :func:`get_store`: the store of this server process, opened once (``st.cache_resource``) with
+- :func:`~dashboard.workspace_store.get_store` (its own module): the store of this server process, opened once (``st.cache_resource``) with
   :func:`evalsuite.storage.open_store_from_config` (environment first, then the ``[evalsuite]``
   section of Streamlit secrets). A store that cannot be opened gives ``(None, message)``: the
   save and share controls show the message and the rest of the dashboard works.
@@ -29,10 +29,12 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import streamlit as st
 
 import evalsuite as es
+from evalsuite.hosting import check_workspace_count
 from evalsuite.storage import DatasetRef, SavedWorkspace, Store, StoreError, WorkspaceSummary, open_store_from_config
 from evalsuite.storage import ENV_VARIABLES as _ENV_SETTINGS
 
 from . import current_view, session
+from .workspace_store import get_store
 from .constants import (
     KEY_STARTED,
     KEY_WS_ACTIVE,
@@ -52,61 +54,6 @@ from .settings import _secrets_section
 from .text import plain
 
 MIB = 1024 * 1024
-
-
-# ----------------------------------------------------------------------------------------------
-# The store of this process.
-
-
-@dataclass(frozen=True)
-class _Opened:
-    store: Store | None
-    error: str | None
-    at: float
-
-
-def _config() -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
-    """(environment settings, secrets settings) with the dashboard's local caps filled in.
-
-    On SQLite (no PostgreSQL URL configured) the caps default to LOCAL_MAX_DATASET_MB and
-    LOCAL_MAX_WORKSPACE_MB unless the environment or the secrets set them; they are filled in as
-    secrets so the precedence stays environment > secrets > default.
-    """
-    section = _secrets_section()
-    url = os.environ.get("EVALSUITE_STORE_URL", "").strip() or str(section.get("store_url") or "").strip()
-    if not url.startswith(("postgresql:", "postgres:")):
-        section.setdefault("max_dataset_mb", LOCAL_MAX_DATASET_MB)
-        section.setdefault("max_workspace_mb", LOCAL_MAX_WORKSPACE_MB)
-    env = tuple((name, os.environ.get(name, "")) for name in _ENV_SETTINGS)
-    secrets = tuple(sorted((k, str(v)) for k, v in section.items() if isinstance(v, (str, int, float))))
-    return env, secrets
-
-
-@st.cache_resource(max_entries=4, show_spinner=False)
-def _open(config) -> _Opened:
-    env, secrets = config
-    try:
-        store = open_store_from_config({"evalsuite": dict(secrets)}, environ=dict(env))
-    except StoreError as exc:
-        return _Opened(None, str(exc), time.monotonic())
-    except Exception as exc:  # e.g. a driver problem: say what, never a traceback
-        return _Opened(None, f"the workspace store could not be opened ({type(exc).__name__})", time.monotonic())
-    try:
-        store.purge_expired()  # once per process: expired workspaces become tombstones
-    except StoreError:
-        pass  # opening and saving still work; the next start purges
-    return _Opened(store, None, time.monotonic())
-
-
-def get_store() -> tuple[Store | None, str | None]:
-    """``(store, None)``, or ``(None, plain-text reason)`` when it cannot be opened (tried again
-    after STORE_RETRY_SECONDS, so a database that comes back is picked up)."""
-    config = _config()
-    opened = _open(config)
-    if opened.store is None and time.monotonic() - opened.at > STORE_RETRY_SECONDS:
-        _open.clear(config)
-        opened = _open(config)
-    return opened.store, opened.error
 
 
 # ----------------------------------------------------------------------------------------------
@@ -153,6 +100,11 @@ def share_link(workspace_id: str) -> str:
     """The current page's URL with the value of every widget bound to the URL (the view state, as
     recorded by :func:`dashboard.url_binding.bound` during this run) and ``ws``: nothing else."""
     return _link(current_view.bound_params(), workspace_id)
+
+
+def bare_link(workspace_id: str) -> str:
+    """A link that opens the workspace on the current page with the page's defaults."""
+    return _link([], workspace_id)
 
 
 def _opened_link(workspace_id: str) -> str:
@@ -253,13 +205,26 @@ def save_session(name: str, expires_in_days: float | None, progress=None) -> tup
         raise es.EvalSuiteError("this session has no file to save: upload runs, qrels or records, or load the "
                                 "sample data, on the Data page", field="files")
     _check_caps(store, files)
+    from . import hosting
+
+    user, limits = hosting.user(), hosting.limits()
+    owner = user.id if user.signed_in else None
+    if limits.workspaces_per_user is not None:
+        # Said before any byte is written; the store checks it again in the saving transaction.
+        held = len(store.owned_workspaces(owner)) if owner else sum(
+            1 for s in store.list_workspaces([i for i, e in known().items() if e.get("role") == "saved"])
+            if s.status == "active")
+        why = check_workspace_count(limits, held)
+        if why:
+            raise StoreError(why, code="limit_reached")
     refs = []
     for i, f in enumerate(files, start=1):
         if progress is not None:
             progress(f"Saving {f.name} ({len(f.data) / 1e6:.1f} MB), file {i} of {len(files)}")
         digest = store.put_dataset(f.data, kind=f.kind, filename=f.name)
         refs.append(DatasetRef(digest, f.kind, f.name, system=f.system, format=_format_or_none(f.format)))
-    saved = store.save_workspace(name, refs, expires_in_days=expires_in_days)
+    saved = store.save_workspace(name, refs, expires_in_days=expires_in_days, owner_id=owner,
+                                 max_owned=limits.workspaces_per_user if owner else None)
     link = share_link(saved.workspace_id)
     known()[saved.workspace_id] = {"name": saved.workspace.name, "link": link, "token": saved.owner_token,
                                    "role": "saved"}
@@ -384,8 +349,8 @@ def sync_url() -> None:
             _set_url_workspace(None)
 
 
-def delete(workspace_id: str, owner_token: str) -> None:
-    """Delete a workspace with its owner token; the session keeps its files.
+def delete(workspace_id: str, owner_token: str | None) -> None:
+    """Delete a workspace with its owner token (or, signed in, as its owner); the session keeps its files.
 
     Raises
     ------
@@ -395,7 +360,10 @@ def delete(workspace_id: str, owner_token: str) -> None:
     store, error = get_store()
     if store is None:
         raise StoreError(f"deleting is not available: {error}", code="unavailable")
-    store.delete_workspace(workspace_id, owner_token)
+    from . import hosting
+
+    user = hosting.user()
+    store.delete_workspace(workspace_id, owner_token or None, owner_id=user.id if user.signed_in else None)
     entry = known().get(workspace_id)
     if entry is not None:
         entry["token"] = None
@@ -405,9 +373,23 @@ def delete(workspace_id: str, owner_token: str) -> None:
         _set_url_workspace(None)
 
 
+def owned_ids() -> set[str]:
+    """Ids of the active workspaces the signed-in user saved, in any session (empty without sign-in)."""
+    from . import hosting
+
+    user = hosting.user()
+    store, _ = get_store()
+    if store is None or not user.signed_in:
+        return set()
+    return {s.workspace_id for s in store.owned_workspaces(user.id)}
+
+
 def summaries() -> list[WorkspaceSummary]:
-    """Status of every workspace this session saved or opened (raises StoreError if unavailable)."""
+    """Status of every workspace this session saved or opened, and (signed in) every workspace the
+    user keeps (raises StoreError if unavailable)."""
     store, error = get_store()
     if store is None:
         raise StoreError(f"the workspace store is not available: {error}", code="unavailable")
-    return store.list_workspaces(list(known()))
+    ids = list(known())
+    ids += [i for i in sorted(owned_ids()) if i not in known()]
+    return store.list_workspaces(ids)

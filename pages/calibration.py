@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import calibration_sections as cv
-from dashboard import session, ui
+from dashboard import hosting, session, ui
 from dashboard.text import plain
 from evalsuite.stats import agreement, judgement_tables, ppi
 
@@ -28,6 +28,13 @@ _KEPT = "_kept"  # session key suffix of an upload's (name, bytes), kept across 
 def _keep_upload(key: str) -> None:
     """Keep the upload's name and bytes (or None when removed) for the reruns that follow."""
     uploaded = st.session_state.get(key)
+    st.session_state.pop(key + "_refused", None)
+    if uploaded is not None:
+        try:
+            hosting.count_upload(uploaded.size)  # the daily upload limit, per user
+        except Exception as exc:
+            st.session_state[key + "_refused"] = f"{uploaded.name}: {ui.error_text(exc)}"
+            uploaded = None
     st.session_state[key + _KEPT] = None if uploaded is None else (uploaded.name, uploaded.getvalue())
 
 
@@ -42,6 +49,9 @@ def _tables() -> pd.DataFrame | None:
                          on_change=_keep_upload, args=("calibration_table",))
         st.file_uploader("Human labels (optional)", type=["csv", "tsv", "jsonl", "txt"], key="calibration_labels",
                          on_change=_keep_upload, args=("calibration_labels",))
+        for key in ("calibration_table", "calibration_labels"):
+            if st.session_state.get(key + "_refused"):
+                st.error(ui.plain(st.session_state[key + "_refused"]), icon=":material/block:")
     table_file = st.session_state.get("calibration_table" + _KEPT)
     label_file = st.session_state.get("calibration_labels" + _KEPT)
     if table_file is not None:

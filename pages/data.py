@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import loaders, share, session, ui, workspaces
+from dashboard import loaders, share, session, ui, workspace_store, workspaces
 from dashboard.constants import KEY_NOTICES, MAX_SYSTEM_CHARS
 from dashboard.workspaces import MIB
 from evalsuite import display
@@ -16,7 +16,9 @@ _UPLOADERS = (
     ("records", "Per-request records",
      "JSONL, JSON, CSV or Parquet, one row per request: RAGAS results (to_pandas() saved to CSV, JSON, JSONL or "
      "Parquet), DeepEval test runs, TruLens records with feedback, Phoenix evaluate_dataframe results, "
-     "RAGChecker files."),
+     "RAGChecker files. Traces too (OTLP JSON or protobuf as the OpenTelemetry Collector writes them, Phoenix's "
+     "spans export): one record per trace. Latency percentile tables (EvalSuite's, LLMPerf summaries, Locust "
+     "stats) are recognised and shown on the Latency page as summaries."),
 )
 
 
@@ -24,7 +26,7 @@ def _upload_limits() -> str:
     """The upload limit and what Save and share keeps, in one sentence (they differ on purpose:
     a file too large to save can still be analysed in this session)."""
     text = f"Files of up to {st.get_option('server.maxUploadSize'):,} MB can be uploaded and analysed here"
-    store, _ = workspaces.get_store()
+    store, _ = workspace_store.get_store()
     if store is None:
         return text + "."
     return (text + f"; Save and share keeps files of up to {store.max_dataset_bytes / MIB:,.0f} MiB each "
@@ -141,6 +143,26 @@ def _records_table() -> None:
             st.rerun()
 
 
+def _latency_tables() -> None:
+    files = session.latency_table_files()
+    if not files:
+        return
+    st.subheader(f"Latency percentile tables ({len(files)})")
+    st.caption("Summaries of requests (percentiles per system and stage), not requests: the Latency page shows "
+               "them beside the percentiles computed from the loaded requests.")
+    rows = []
+    for f in files:
+        table = loaders.read_latency_table(f.digest, f.name, f.data)
+        rows.append({"file": f.name, "written by": table.tool, "systems": ", ".join(map(str, table.systems)),
+                     "stages": ", ".join(map(str, table.table["stage"].drop_duplicates())), "sample": f.sample,
+                     "sha256": f.digest[:12]})
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    for f in files:
+        if st.button(f"Remove {ui.plain(f.name)}", key=f"data_remove_{f.key}"):
+            session.remove(f.key)
+            st.rerun()
+
+
 def render() -> None:
     st.title("Data")
     st.caption("Files stay in this browser session until you save them with Save and share (below); reloading the "
@@ -161,6 +183,7 @@ def render() -> None:
     _runs_table()
     _qrels_table()
     _records_table()
+    _latency_tables()
     share.data_page_section()
 
 

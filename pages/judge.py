@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import judge_jobs, loaders, session, ui
+from dashboard import hosting, judge_jobs, loaders, session, ui
 from evalsuite.judges.ragas_needs import JUDGED_METRICS, METRIC_NEEDS, coverage_of
 
 _DEFAULT_METRICS = [m for m in JUDGED_METRICS if m != "aspect_critique"]
@@ -50,29 +50,59 @@ def _progress_and_finish() -> None:
         st.rerun()  # the whole page: the judged records join the session (shell) and the form comes back
 
 
-def _endpoint() -> dict:
-    hosted = judge_jobs.is_hosted()
-    if hosted:
-        settings = judge_jobs.endpoint_settings()
-        st.caption("This dashboard judges with its operator's endpoint"
-                   + (f" (model {ui.plain(str(settings.get('model')))})" if settings.get("model") else "")
-                   + "; the address and key are set by the operator.")
-        return settings
+_OPERATOR, _OWN = "This dashboard's endpoint", "My own endpoint"
+
+
+def _endpoint():
+    """``(Endpoint or None, options the visitor entered)``: the operator's endpoint, or one the
+    visitor types where the operator allows it (the rules: :mod:`evalsuite.judges.endpoints`)."""
+    from evalsuite.judges.endpoints import choose_endpoint
+
+    try:
+        access = hosting.judge_access()
+    except Exception as exc:
+        ui.show_error(exc)
+        return None, {}
+    own = access.typed_endpoints
+    if access.has_operator_endpoint and own:
+        own = st.radio("Judge endpoint", (_OPERATOR, _OWN), horizontal=True, key="judge_endpoint_choice") == _OWN
+    if not own:
+        if access.has_operator_endpoint:
+            st.caption("This dashboard judges with its operator's endpoint"
+                       + (f" (model {ui.plain(access.model)})" if access.model else "")
+                       + "; the address and key are set by the operator.")
+        else:
+            st.info("No judge endpoint: the operator has configured none (judge_base_url), so the metrics that need "
+                    "an LLM judge cannot be judged here." + (" An API key in the server's settings is never sent "
+                                                             "without its endpoint." if access.unused_key else ""),
+                    icon=":material/info:")
+            return None, {}
+        try:
+            return choose_endpoint(access), {}
+        except Exception as exc:
+            ui.show_error(exc)
+            return None, {}
     a, b = st.columns(2)
-    entered = {
-        "base_url": a.text_input("Endpoint (OpenAI-compatible)", key="judge_base_url",
-                                 placeholder="http://127.0.0.1:8080/v1",
-                                 help="Local use only. The key is read from EVALSUITE_JUDGE_API_KEY or OPENAI_API_KEY "
-                                      "on the server, never entered here."),
-        "model": b.text_input("Model", key="judge_model", placeholder="qwen2.5-7b-instruct"),
-    }
+    url = a.text_input("Endpoint (OpenAI-compatible)", key="judge_base_url", placeholder="http://127.0.0.1:8080/v1",
+                       help="Your own endpoint" + ("" if access.allow_private else
+                                                   " (a public address: this dashboard refuses private ones)"))
+    model = b.text_input("Model", key="judge_model", placeholder="qwen2.5-7b-instruct")
+    key = st.text_input("API key of your endpoint (optional)", key="judge_api_key", type="password",
+                        help="Kept in this browser session only: never stored, logged, cached or put in a link. "
+                             "The server's own keys are never sent to an endpoint typed here.")
     c, d, e = st.columns(3)
-    entered["price_input"] = c.number_input("Price per million input tokens", min_value=0.0, value=0.0, key="judge_pin")
-    entered["price_output"] = d.number_input("Price per million output tokens", min_value=0.0, value=0.0,
-                                             key="judge_pout")
-    budget = e.number_input("Budget (0 = none)", min_value=0.0, value=0.0, key="judge_budget")
-    entered["budget"] = budget or None
-    return judge_jobs.endpoint_settings(entered)
+    options = {"price_input": c.number_input("Price per million input tokens", min_value=0.0, value=0.0,
+                                             key="judge_pin"),
+               "price_output": d.number_input("Price per million output tokens", min_value=0.0, value=0.0,
+                                              key="judge_pout")}
+    options["budget"] = e.number_input("Budget (0 = none)", min_value=0.0, value=0.0, key="judge_budget") or None
+    if not url.strip() or not model.strip():
+        return None, options
+    try:
+        return choose_endpoint(access, url, model, key), options
+    except Exception as exc:
+        ui.show_error(exc)
+        return None, options
 
 
 def _aspects() -> dict[str, str]:
@@ -130,12 +160,15 @@ def render() -> None:
     strictness = a.number_input("Questions per answer (answer relevancy)", min_value=1, max_value=10, value=3,
                                 key="judge_strictness")
     votes = b.number_input("Votes per aspect (odd)", min_value=1, max_value=9, value=1, step=2, key="judge_votes")
-    settings = _endpoint()
+    endpoint, options = _endpoint()
 
     import evalsuite as es
 
+    import pyarrow as pa
+
+    # An int64 array: an empty selection (no system chosen) must take no rows, not fail to infer a type.
     subset = records if len(rows) == len(records) else es.Records(
-        records.table.take(rows), source=records.source, extra_columns=list(records.extra_columns))
+        records.table.take(pa.array(rows, pa.int64())), source=records.source, extra_columns=list(records.extra_columns))
     if metrics:
         info = coverage_of(subset, metrics)
         st.subheader("Fields each metric needs")
@@ -147,15 +180,14 @@ def render() -> None:
         st.info("Choose at least one system and one metric.", icon=":material/info:")
         _progress()
         return
-    if any("llm" in METRIC_NEEDS[m][1] for m in metrics) and not settings.get("model"):
-        st.info("Name the judge model (and the endpoint, unless the server's environment sets it) to see the "
-                "estimate and start." if not judge_jobs.is_hosted() else
-                "The operator's secrets name no judge model: these metrics cannot be judged here.",
-                icon=":material/info:")
+    if any("llm" in METRIC_NEEDS[m][1] for m in metrics) and endpoint is None:
+        if "judge_base_url" in st.session_state:  # the endpoint fields are on the page (else it said why)
+            st.info("Name your endpoint and model to see the estimate and start.", icon=":material/info:")
         _progress()
         return
     try:
-        judge = judge_jobs.build_judge(settings, metrics, aspects, int(strictness), int(votes))
+        judge = judge_jobs.build_judge(endpoint, metrics, aspects, int(strictness), int(votes), options=options,
+                                       owner=hosting.user().id)
         estimate = judge.estimate(subset)
     except Exception as exc:
         ui.show_error(exc)
@@ -165,8 +197,12 @@ def render() -> None:
     st.text(f"{len(rows)} records: {estimate}")
     if st.button("Start judging", key="judge_start", type="primary", icon=":material/play_arrow:"):
         job = judge_jobs.JudgeJob(stored.key, stored.name, list(metrics), rows, judge=judge, estimate=str(estimate))
-        judge_jobs.start(job, records)
-        st.rerun()
+        try:
+            judge_jobs.start(job, records, endpoint=endpoint)
+        except Exception as exc:  # a limit: the message says which
+            ui.show_error(exc)
+        else:
+            st.rerun()
     _progress()
 
 

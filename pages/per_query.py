@@ -178,14 +178,17 @@ def _provenance(record, system: str, query: str) -> None:
     frame = pd.DataFrame([{c: e.get(c) for c in columns} for e in entries])
     st.dataframe(frame, hide_index=True, width="stretch")
     ui.download_csv(frame, f"provenance_{system}_{query}.csv", key="per_query_provenance_csv")
-    hashes = [h for h in frame["request_hash"].tolist() if isinstance(h, str) and h]
+    from dashboard import judge_jobs
+
+    # Raw replies only of requests this session's own runs made: a hash in a file proves nothing.
+    hashes = [h for h in frame["request_hash"].tolist() if judge_jobs.own_request(h)]
     if hashes:
         chosen = st.selectbox("Raw judge output of", hashes, key="per_query_raw_hash",
                               format_func=lambda h: f"{frame.loc[frame['request_hash'] == h, 'column'].iloc[0]} ({h[:12]})")
-        from dashboard import judge_jobs
-
         raw = judge_jobs.raw_output(chosen)
         st.text(raw if raw is not None else "Not in this server's judge cache.")
+    elif any(isinstance(h, str) and h for h in frame["request_hash"].tolist()):
+        st.caption("Raw judge replies are shown only in the browser session whose judge run made them.")
 
 
 def render() -> None:

@@ -5,7 +5,9 @@ It answers ``POST .../chat/completions`` from recorded responses looked up by re
 canonical request EvalSuite's judge hashes: model, messages, response_format, sampling, token
 cap); an unrecorded request gets HTTP 400 "unrecorded request" and is listed in
 ``server.unrecorded`` (tests assert it stays empty: it fails loudly). ``scripted=True`` answers
-any request with :func:`scripted_reply` instead (the benchmarks, and recording fixtures).
+any request with :func:`scripted_reply` instead (the benchmarks, and recording fixtures); ``reply=``
+a function of the request body answers with its own content (a server that lies, for the tests of
+the judge cache's scopes).
 
 Faults are injected per judgement (the prompt's name, or "*" for any): ``server.inject(name,
 [fault, ...])`` makes the next matching requests fail in that order, one fault each:
@@ -74,10 +76,11 @@ class JudgeServer:
     """The loopback server; ``with JudgeServer(...) as server: server.base_url``."""
 
     def __init__(self, *, recordings: dict | None = None, scripted: bool = False, delay: float = 0.0,
-                 slow_seconds: float = 3.0, record_into: dict | None = None) -> None:
+                 slow_seconds: float = 3.0, record_into: dict | None = None, reply=None) -> None:
         self.recordings = recordings if recordings is not None else (
             json.loads(RECORDINGS.read_text(encoding="utf-8")) if RECORDINGS.exists() and not scripted else {})
-        self.scripted = scripted
+        self.scripted = scripted or reply is not None
+        self.reply = reply or scripted_reply
         self.delay = delay
         self.slow_seconds = slow_seconds
         self.record_into = record_into
@@ -176,7 +179,7 @@ class JudgeServer:
                 if fault == "delay":
                     time.sleep(server.slow_seconds)
                 if server.scripted:
-                    content = scripted_reply(body)
+                    content = server.reply(body)
                     if server.record_into is not None:
                         with server._lock:
                             server.record_into[key] = {"content": content}

@@ -10,6 +10,7 @@ SUBCOMMANDS = {
     "compare": (".compare", "QRELS BASELINE RUN...", "runs against a baseline: paired tests, intervals; exit 1 on a regression"),
     "judge": (".judge", "RECORDS --judge llm|embedding|lexical -o OUT", "fill the judgement columns of per-request records"),
     "ragas": (".ragas", "RECORDS -o OUT", "every RAGAS metric from raw records: judge, write, summarise"),
+    "admin": (".admin", "usage [--days N] [--user U] [--runs]", "a hosted dashboard's judge runs per user, from the store's audit log"),
 }
 
 

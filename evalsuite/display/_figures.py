@@ -4,8 +4,9 @@ Every builder takes DataFrames and returns a :class:`plotly.graph_objects.Figure
 dashboard shows them with ``st.plotly_chart`` and the HTML report can embed the same figures.
 Distributions arrive pre-binned (see :func:`evalsuite.views.binned_histogram` and
 :func:`evalsuite.views.ecdf_points`), so a figure never carries more than a few thousand points.
-Text from the data (system names, query ids) goes into plotly as data, which plotly renders as
-text, never as HTML markup of ours.
+Every text from the data (system, query, metric, stage names) that plotly renders (labels, hover
+text, titles, legends, category ticks) goes through :func:`~evalsuite.display.plotly_text`, so it
+shows as written, never as markup (``tests/test_figure_markup.py`` walks every builder).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ._markup import plotly_text as _text
 from ._tables_ranking import difference_columns
 
 __all__ = [
@@ -54,12 +56,6 @@ def _layout(fig: go.Figure, title: str, **extra) -> go.Figure:
     return fig
 
 
-def _text(value) -> str:
-    # Plotly treats a few tags (<b>, <br>) and entities (&lt;) in strings as markup; show user
-    # text literally ("&" first, so an entity written in a name stays as written).
-    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 def value_range(values, pad: float = 0.03) -> list[float]:
     """Axis range for metric values: ``[0, 1]`` when every finite value lies in it (the range of
     every ranking and RAG metric), else the values' own span; padded by ``pad`` of the span on
@@ -80,7 +76,7 @@ def metric_bars(table: pd.DataFrame, metrics: Sequence[str]) -> go.Figure:
     """Grouped bars: one group per metric, one bar per system (``table`` indexed by system)."""
     fig = go.Figure()
     for system, row in table.iterrows():
-        fig.add_bar(name=_text(system), x=list(metrics), y=[row[m] for m in metrics],
+        fig.add_bar(name=_text(system), x=[_text(m) for m in metrics], y=[row[m] for m in metrics],
                     hovertemplate="%{x}: %{y:.4f}<extra>" + _text(system) + "</extra>")
     fig.update_yaxes(title="mean", rangemode="tozero")
     return _layout(fig, "Mean per metric", barmode="group", legend_title_text="system")
@@ -94,7 +90,7 @@ def per_query_bars(table: pd.DataFrame, metric: str, query: str = "query_id", hi
     fig = go.Figure(go.Bar(x=ids, y=data[metric].to_numpy(), marker_color=colors,
                            hovertemplate="query %{x}: %{y:.4f}<extra></extra>"))
     fig.update_xaxes(title="query (sorted by value)", type="category", showticklabels=len(ids) <= 60)
-    fig.update_yaxes(title=metric, rangemode="tozero")
+    fig.update_yaxes(title=_text(metric), rangemode="tozero")
     return _layout(fig, f"{metric} per query ({len(ids)} queries)")
 
 
@@ -110,7 +106,7 @@ def latency_histogram(binned: pd.DataFrame, group: str = "system", unit: str = "
                     + ": %{customdata[2]} (%{y:.1%})<extra>%{fullData.name}</extra>", opacity=0.6)
     fig.update_xaxes(title=f"latency ({unit})", type="log" if log else "linear")
     fig.update_yaxes(title="share of requests", tickformat=".0%")
-    return _layout(fig, "Latency distribution", barmode="overlay", legend_title_text=group)
+    return _layout(fig, "Latency distribution", barmode="overlay", legend_title_text=_text(group))
 
 
 def latency_ecdf(points: pd.DataFrame, group: str = "system", unit: str = "ms", log: bool = False) -> go.Figure:
@@ -122,15 +118,15 @@ def latency_ecdf(points: pd.DataFrame, group: str = "system", unit: str = "ms", 
                         hovertemplate="%{x:.1f} " + unit + ": %{y:.1%}<extra>%{fullData.name}</extra>")
     fig.update_xaxes(title=f"latency ({unit})", type="log" if log else "linear")
     fig.update_yaxes(title="share of requests <= latency", tickformat=".0%", range=[0, 1.02])
-    return _layout(fig, "Latency ECDF", legend_title_text=group)
+    return _layout(fig, "Latency ECDF", legend_title_text=_text(group))
 
 
 def failure_pie(stages: pd.DataFrame, title: str) -> go.Figure:
     """Pie of failed requests per stage (``stages``: columns stage, count, share; zero rows dropped)."""
     data = stages[stages["count"] > 0]
-    fig = go.Figure(go.Pie(labels=data["stage"].tolist(), values=data["count"].to_numpy(), sort=False,
+    fig = go.Figure(go.Pie(labels=[_text(s) for s in data["stage"]], values=data["count"].to_numpy(), sort=False,
                            marker=dict(colors=[STAGE_COLORS.get(s, "#bab0ac") for s in data["stage"]]),
-                           customdata=data["stage"].tolist(), textinfo="label+percent",
+                           customdata=[_text(s) for s in data["stage"]], textinfo="label+percent",
                            hovertemplate="%{label}: %{value} failed requests (%{percent})<extra></extra>"))
     return _layout(fig, title, height=340, showlegend=True)
 
@@ -142,7 +138,7 @@ def failure_bars(stages: pd.DataFrame, title: str) -> go.Figure:
     pie slices cannot, as plotly pies have no selection state.
     """
     data = stages[stages["count"] > 0].iloc[::-1]
-    fig = go.Figure(go.Bar(y=data["stage"].tolist(), x=data["count"].to_numpy(), orientation="h",
+    fig = go.Figure(go.Bar(y=[_text(s) for s in data["stage"]], x=data["count"].to_numpy(), orientation="h",
                            marker_color=[STAGE_COLORS.get(s, "#bab0ac") for s in data["stage"]],
                            text=[f"{c} ({s:.0%})" for c, s in zip(data["count"], data["share"])], textposition="auto",
                            hovertemplate="%{y}: %{x} failed requests<extra></extra>"))
@@ -245,7 +241,7 @@ def rag_metric_bars(table: pd.DataFrame, metric: str) -> go.Figure:
     fig = go.Figure(go.Bar(x=data["system"].astype(str).map(_text).tolist(), y=data["mean"].to_numpy(), error_y=error,
                            customdata=np.stack([data["coverage"].to_numpy(), data["n_defined"].to_numpy()], axis=1),
                            hovertemplate="%{x}: %{y:.4f} (coverage %{customdata[0]:.0%}, n %{customdata[1]})<extra></extra>"))
-    fig.update_yaxes(title=metric, rangemode="tozero")
+    fig.update_yaxes(title=_text(metric), rangemode="tozero")
     fig.update_xaxes(type="category")
     return _layout(fig, f"{metric} per system" + (" (Wilson interval)" if has_ci else ""))
 
@@ -255,7 +251,7 @@ def failure_mix_bars(mix: pd.DataFrame, systems: Sequence[str]) -> go.Figure:
     :func:`evalsuite.display.failure_mix` (hover: the counts)."""
     fig = go.Figure()
     for system in systems:
-        fig.add_trace(go.Bar(x=mix["stage"].tolist(), y=mix[f"{system} share"].to_numpy(), name=_text(system),
+        fig.add_trace(go.Bar(x=[_text(s) for s in mix["stage"]], y=mix[f"{system} share"].to_numpy(), name=_text(system),
                              customdata=mix[f"{system} count"].to_numpy(),
                              hovertemplate="%{x}: %{y:.0%} (%{customdata} failed requests)<extra>%{fullData.name}</extra>"))
     fig.update_yaxes(title="share of failed requests", tickformat=".0%", rangemode="tozero")
@@ -295,5 +291,5 @@ def difference_heatmap(diff: pd.DataFrame, metric: str, baseline: str) -> go.Fig
     fig.update_yaxes(title=f"query ({len(ids)}, sorted by mean difference)", type="category", autorange="reversed",
                      showticklabels=len(ids) <= 60)
     fig.update_xaxes(title="system", type="category", side="top")
-    return _layout(fig, f"{_text(metric)}: per-query difference from {_text(baseline)}",
+    return _layout(fig, f"{metric}: per-query difference from {baseline}",
                    height=min(900, max(380, 16 * len(ids) + 140)))

@@ -17,6 +17,8 @@ from typing import Any
 
 import pandas as pd
 
+from ._markup import figure_caption
+
 __all__ = ["InputFile", "ReportSection", "html_report", "sha256_hex"]
 
 
@@ -121,7 +123,8 @@ def html_report(title: str, sections: Sequence[ReportSection], *, inputs: Sequen
             parts.append(f"<h3>{html.escape(caption)}</h3>")
             parts.append(_table_html(frame))
         for caption, figure in section.figures:
-            parts.append(f"<h3>{html.escape(caption)}</h3>")
+            # A figure's own title holds plotly-escaped user text: read back as plain text first.
+            parts.append(f"<h3>{html.escape(caption or figure_caption(figure))}</h3>")
             # plotly escapes the figure JSON for embedding in a <script> (it is data, not markup).
             parts.append(figure.to_html(full_html=False, include_plotlyjs=not plotly_included,
                                         config={"displaylogo": False, "responsive": True}))

@@ -17,7 +17,7 @@ Importing this package loads neither ``openai`` nor ``onnxruntime``: each is imp
 that needs it is built or run.
 """
 
-from ._base import PROVENANCE_COLUMN, JudgedRecords, JudgeStats, Provenance, write_columns
+from ._base import PROVENANCE_COLUMN, JudgedRecords, JudgeStats, Provenance, endpoint_host, write_columns
 from ._cache import JudgeCache, canonical_json, request_hash
 from .lexical import LEXICAL_COLUMNS, LexicalJudge, bleu, chrf, exact_match, fuzzy_ratio, lexical_scores, rouge_l, token_f1
 from .llm import LLM_COLUMNS, Estimate, LLMJudge
@@ -33,6 +33,6 @@ def __getattr__(name):  # the embedding judge's module imports numpy only, but k
 
 __all__ = [
     "JudgeCache", "request_hash", "canonical_json", "Provenance", "JudgeStats", "JudgedRecords",
-    "PROVENANCE_COLUMN", "write_columns", "LLMJudge", "LexicalJudge", "EmbeddingJudge", "EndpointEmbedder", "MiniLMEmbedder", "Estimate", "LLM_COLUMNS", "PROMPTS", "LEXICAL_COLUMNS",
+    "PROVENANCE_COLUMN", "write_columns", "endpoint_host", "LLMJudge", "LexicalJudge", "EmbeddingJudge", "EndpointEmbedder", "MiniLMEmbedder", "Estimate", "LLM_COLUMNS", "PROMPTS", "LEXICAL_COLUMNS",
     "bleu", "chrf", "rouge_l", "token_f1", "exact_match", "fuzzy_ratio", "lexical_scores",
 ]

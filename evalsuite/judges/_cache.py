@@ -5,6 +5,11 @@ holds what decides the answer (model, messages, output schema or mode, sampling,
 nothing else: no endpoint address, no key, no timeout. The same request always has the same
 hash, so a rerun finds every answered call, an interrupted run resumes where it stopped and
 any verdict can be replayed from the stored response.
+
+A response is stored under the request's hash *within a scope* (:meth:`JudgeCache.scoped`): the
+judges scope their cache by the endpoint (:func:`evalsuite.judges.endpoints.endpoint_identity`),
+and the dashboard scopes a visitor's own endpoint by its owner too, so one endpoint's replies are
+never served for another's (or another visitor's) request.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import Any
 
 from ..errors import EvalSuiteError
 
-__all__ = ["canonical_json", "request_hash", "JudgeCache", "default_cache_path"]
+__all__ = ["canonical_json", "request_hash", "scoped_key", "JudgeCache", "ScopedCache", "default_cache_path"]
 
 CACHE_FILENAME = "judge_cache.sqlite3"
 # Responses (small, read on every lookup) and requests (large, read only to replay or audit) in
@@ -74,6 +79,22 @@ def request_hash(request: dict) -> str:
     64
     """
     return hashlib.sha256(canonical_json(request).encode("utf-8")).hexdigest()
+
+
+def scoped_key(scope: tuple, key: str) -> str:
+    """The key a response is stored under: ``key`` itself in the empty scope, else the SHA-256 of
+    the canonical JSON of the scope's parts followed by ``key``.
+
+    Examples
+    --------
+    >>> scoped_key((), "abc")
+    'abc'
+    >>> scoped_key(("endpoint", "http://a:80/v1"), "abc") == scoped_key(("endpoint", "http://b:80/v1"), "abc")
+    False
+    """
+    if not scope:
+        return key
+    return hashlib.sha256(canonical_json([*scope, key]).encode("utf-8")).hexdigest()
 
 
 def default_cache_path() -> Path:
@@ -164,18 +185,28 @@ class JudgeCache:
 
     def put(self, key: str, request: dict, response: dict) -> None:
         """Store one answered call (the first answer of a request is kept)."""
+        self._put(key, key, request, response)
+
+    def _put(self, stored_key: str, key: str, request: dict, response: dict) -> None:
+        """The response under ``stored_key`` (``key`` within a scope), the request under ``key``."""
         text = canonical_json(response)
         with self._lock:
             if self._memory is not None:
-                self._memory.setdefault(key, text)
+                self._memory.setdefault(stored_key, text)
             self._conn.execute("BEGIN")
-            self._conn.execute("INSERT OR IGNORE INTO judge_calls VALUES (?, ?, ?)", (key, text, time.time()))
+            self._conn.execute("INSERT OR IGNORE INTO judge_calls VALUES (?, ?, ?)", (stored_key, text, time.time()))
             self._conn.execute("INSERT OR IGNORE INTO judge_requests VALUES (?, ?)", (key, canonical_json(request)))
             self._conn.execute("COMMIT")
 
     def __len__(self) -> int:
         with self._lock:
             return self._conn.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0]
+
+    def scoped(self, *parts: str) -> "ScopedCache":
+        """This cache seen within a scope (an endpoint, an owner): responses are stored and found
+        under :func:`scoped_key`, so those of another scope are never found; the stored requests
+        stay under their own hash (they hold no reply)."""
+        return ScopedCache(self, tuple(str(p) for p in parts))
 
     def close(self) -> None:
         """Close the connection."""
@@ -187,3 +218,51 @@ class JudgeCache:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class ScopedCache:
+    """A :class:`JudgeCache` seen within a scope (see :meth:`JudgeCache.scoped`).
+
+    ``get``, ``put`` and ``contains`` take the request's hash and use :func:`scoped_key`;
+    ``scope_key`` gives the stored key of a request hash (to read a reply later, e.g. the
+    dashboard's raw judge output). ``scoped`` narrows the scope further.
+
+    Examples
+    --------
+    >>> cache = JudgeCache(":memory:")
+    >>> a, b = cache.scoped("endpoint", "http://a:80/v1"), cache.scoped("endpoint", "http://b:80/v1")
+    >>> a.put("h", {"model": "m"}, {"content": "A"})
+    >>> a.get("h"), b.get("h"), cache.get("h")
+    ({'content': 'A'}, None, None)
+    >>> cache.get(a.scope_key("h")), a.get_request("h")
+    ({'content': 'A'}, {'model': 'm'})
+    """
+
+    def __init__(self, base: JudgeCache, scope: tuple) -> None:
+        self.base = base
+        self.scope = scope
+        self.path = base.path
+
+    def scope_key(self, key: str) -> str:
+        return scoped_key(self.scope, key)
+
+    def scoped(self, *parts: str) -> "ScopedCache":
+        return ScopedCache(self.base, (*self.scope, *(str(p) for p in parts)))
+
+    def get(self, key: str) -> dict | None:
+        return self.base.get(self.scope_key(key))
+
+    def get_request(self, key: str) -> dict | None:
+        return self.base.get_request(key)
+
+    def put(self, key: str, request: dict, response: dict) -> None:
+        self.base._put(self.scope_key(key), key, request, response)
+
+    def preload(self, max_rows: int = 500_000) -> bool:
+        return self.base.preload(max_rows)
+
+    def __len__(self) -> int:
+        return len(self.base)
+
+    def close(self) -> None:
+        self.base.close()

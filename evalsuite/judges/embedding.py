@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from ..errors import EvalSuiteError
 from ._base import JudgedRecords, JudgeStats, Provenance, endpoint_host, write_columns
-from ._cache import JudgeCache, request_hash
+from ._cache import JudgeCache, ScopedCache, request_hash
 
 __all__ = ["MiniLMEmbedder", "EndpointEmbedder", "EmbeddingJudge", "MINILM_ID", "cosine_similarity"]
 
@@ -191,7 +191,11 @@ class EndpointEmbedder:
         self.base_url = base_url
         self.endpoint_host = endpoint_host(base_url) or "api.openai.com"
         self._api_key = api_key if api_key is not None else api_key_from_environment()
-        self.cache = cache if isinstance(cache, JudgeCache) else JudgeCache(cache)
+        from .endpoints import endpoint_identity
+
+        # Replies are kept within the endpoint's scope: another endpoint's vectors are never used.
+        self.cache = (cache if isinstance(cache, (JudgeCache, ScopedCache)) else JudgeCache(cache)).scoped(
+            "endpoint", endpoint_identity(base_url))
         self.timeout = timeout
         self.batch_size = batch_size
         self._client = None

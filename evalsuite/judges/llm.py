@@ -33,7 +33,7 @@ import pyarrow as pa
 
 from ..errors import EvalSuiteError
 from ._base import JudgedRecords, JudgeStats, Provenance, endpoint_host, write_columns
-from ._cache import JudgeCache, canonical_json, request_hash
+from ._cache import JudgeCache, ScopedCache, canonical_json, request_hash
 from .prompts import PROMPTS, Prompt
 
 __all__ = ["LLMJudge", "Estimate", "LLM_COLUMNS", "MODES", "extract_json", "api_key_from_environment"]
@@ -221,8 +221,10 @@ class LLMJudge:
     api_key : str or None
         None reads ``EVALSUITE_JUDGE_API_KEY`` then ``OPENAI_API_KEY``; a local endpoint needs
         none. Never written to the cache, the provenance, errors or logs.
-    cache : JudgeCache, path or None
-        Where calls are kept; None for the default file in the data directory.
+    cache : JudgeCache, ScopedCache, path or None
+        Where calls are kept; None for the default file in the data directory. The judge keeps its
+        replies within the scope of its endpoint (:func:`~evalsuite.judges.endpoints.endpoint_identity`),
+        so another endpoint's replies are never used.
     judgements : sequence of str
         Which of :data:`LLM_COLUMNS` to fill (default all; each needs its fields).
     concurrency : int
@@ -248,6 +250,9 @@ class LLMJudge:
         Sent as ``seed`` when given (part of the request hash).
     sleep : callable
         ``time.sleep``; tests pass a recorder.
+    http_client : httpx client or None
+        The HTTP client of the ``openai`` client (the dashboard passes
+        :func:`~evalsuite.judges.endpoints.guarded_http_client` for a visitor's endpoint).
 
     Raises
     ------
@@ -276,7 +281,7 @@ class LLMJudge:
                  timeout: float = 60.0, max_retries: int = 4, backoff: float = 0.5, max_backoff: float = 30.0,
                  max_tokens: int = 1024, price_input: float = 0.0, price_output: float = 0.0,
                  budget: float | None = None, modes=MODES, seed: int | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, http_client=None) -> None:
         if not isinstance(model, str) or not model:
             raise EvalSuiteError("a model id is needed", field="model", value=model)
         unknown = [j for j in judgements if j not in LLM_COLUMNS]
@@ -296,7 +301,11 @@ class LLMJudge:
         self.base_url = base_url
         self.endpoint_host = endpoint_host(base_url) or "api.openai.com"
         self._api_key = api_key if api_key is not None else api_key_from_environment()
-        self.cache = cache if isinstance(cache, JudgeCache) else JudgeCache(cache)
+        from .endpoints import endpoint_identity
+
+        self.cache = (cache if isinstance(cache, (JudgeCache, ScopedCache)) else JudgeCache(cache)).scoped(
+            "endpoint", endpoint_identity(base_url))
+        self._http_client = http_client
         self.judgements = tuple(judgements)
         self.concurrency = concurrency
         self.timeout = float(timeout)
@@ -331,7 +340,7 @@ class LLMJudge:
                     raise EvalSuiteError("the LLM judge needs the openai package: pip install openai",
                                          field="judge", value="llm") from None
                 self._client = openai.OpenAI(base_url=self.base_url, api_key=self._api_key or "no-key",
-                                             timeout=self.timeout, max_retries=0)
+                                             timeout=self.timeout, max_retries=0, http_client=self._http_client)
             return self._client
 
     def _request(self, prompt: Prompt, messages: list[dict], mode: str) -> dict:

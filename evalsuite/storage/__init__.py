@@ -6,14 +6,17 @@ that was shared. The store knows nothing of Streamlit: its configuration comes i
 (:func:`open_store_from_config`). ``docs/hosting.md`` describes the settings and the schema.
 
 The modules, by job: ``_model`` (StoreError, the values, workspace ids, argument checks),
-``_schema`` (the tables), ``_sqlite`` and ``_postgres`` (the backends), ``_store`` (the Store:
-the operations over a backend) and ``_config`` (opening a store, the settings).
+``_schema`` (the tables), ``_sqlite`` and ``_postgres`` (the backends), ``_pool`` (reused
+connections), ``_store`` (the Store: transactions, datasets and upkeep over a backend), with its
+operations on workspaces in ``_workspaces`` and on usage (the judge-run audit log, budgets held,
+daily uploads) in ``_usage``, and ``_config`` (opening a store, the settings).
 """
 
-from . import _config, _model, _store
+from . import _config, _model, _store, _usage
 from ._config import *  # noqa: F401,F403
 from ._model import *  # noqa: F401,F403
 from ._store import *  # noqa: F401,F403
+from ._usage import *  # noqa: F401,F403
 from ._config import ENV_VARIABLES  # the environment variables the store reads (the dashboard lists them)
 
-__all__ = sorted([*_model.__all__, *_store.__all__, *_config.__all__, "ENV_VARIABLES"])
+__all__ = sorted([*_model.__all__, *_store.__all__, *_config.__all__, *_usage.__all__, "ENV_VARIABLES"])

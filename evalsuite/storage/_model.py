@@ -72,7 +72,8 @@ class StoreError(EvalSuiteError):
         One of ``"invalid_argument"`` (a bad argument or setting), ``"malformed_id"`` (not shaped
         like a workspace id), ``"damaged_id"`` (shaped like one but failing its check: a changed or
         mistyped link), ``"unknown_workspace"``, ``"deleted"``, ``"expired"``, ``"wrong_token"``,
-        ``"too_large"``, ``"unknown_dataset"``, ``"missing_dataset"`` (a workspace refers to a
+        ``"too_large"``, ``"limit_reached"`` (a per-user limit of :mod:`evalsuite.hosting`),
+        ``"unknown_dataset"``, ``"missing_dataset"`` (a workspace refers to a
         dataset that is not stored), ``"corrupt"`` (stored bytes do not match their digest, or the
         database itself is damaged: a SQLite file overwritten, cut short or not a SQLite database
         at all) or ``"unavailable"`` (the database cannot be reached or used).
@@ -157,6 +158,8 @@ class Workspace:
         The JSON metadata saved with it (empty by default).
     evalsuite_version : str
         The EvalSuite version that saved it.
+    owner_id : str or None
+        The signed-in user who saved it (None when sign-in was off).
     """
 
     workspace_id: str
@@ -167,6 +170,7 @@ class Workspace:
     expires_at: datetime | None
     meta: dict = field(default_factory=dict)
     evalsuite_version: str = ""
+    owner_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Any
 
 from ._model import StoreError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: workspace owners, the judge-run audit log, daily usage
 
 # {int} {real} {blob} are the backend's types.
 _TABLES = (
@@ -31,6 +31,7 @@ _TABLES = (
     """CREATE TABLE IF NOT EXISTS evalsuite_workspaces (
         workspace_id TEXT NOT NULL PRIMARY KEY,
         owner_token_sha256 TEXT NOT NULL,
+        owner_id TEXT,
         name TEXT NOT NULL,
         meta_json TEXT NOT NULL,
         evalsuite_version TEXT NOT NULL,
@@ -51,6 +52,48 @@ _TABLES = (
     "CREATE INDEX IF NOT EXISTS evalsuite_workspace_datasets_digest "
     "ON evalsuite_workspace_datasets (digest)",
     "CREATE INDEX IF NOT EXISTS evalsuite_workspaces_expires_at ON evalsuite_workspaces (expires_at)",
+    # Version 2. The audit log of judge runs: who, when, which model and endpoint (host and port,
+    # never a key), requests, tokens, cost, outcome; "reserved" is the budget a running run holds.
+    """CREATE TABLE IF NOT EXISTS evalsuite_judge_runs (
+        run_id TEXT NOT NULL PRIMARY KEY,
+        user_id TEXT NOT NULL,
+        user_label TEXT NOT NULL,
+        started_at {real} NOT NULL,
+        updated_at {real} NOT NULL,
+        finished_at {real},
+        model TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        origin TEXT NOT NULL CHECK (origin IN ('operator', 'typed')),
+        records {int} NOT NULL,
+        requests {int} NOT NULL DEFAULT 0,
+        cache_hits {int} NOT NULL DEFAULT 0,
+        prompt_tokens {int} NOT NULL DEFAULT 0,
+        completion_tokens {int} NOT NULL DEFAULT 0,
+        cost {real} NOT NULL DEFAULT 0,
+        reserved {real} NOT NULL DEFAULT 0,
+        outcome TEXT NOT NULL CHECK (outcome IN ('running', 'done', 'budget', 'cancelled', 'error', 'abandoned')),
+        message TEXT NOT NULL DEFAULT '')""",
+    "CREATE INDEX IF NOT EXISTS evalsuite_judge_runs_user ON evalsuite_judge_runs (user_id, started_at)",
+    "CREATE INDEX IF NOT EXISTS evalsuite_judge_runs_started ON evalsuite_judge_runs (started_at)",
+    # Bytes uploaded per user and UTC day (YYYY-MM-DD).
+    """CREATE TABLE IF NOT EXISTS evalsuite_daily_usage (
+        user_id TEXT NOT NULL,
+        day TEXT NOT NULL,
+        upload_bytes {int} NOT NULL DEFAULT 0,
+        PRIMARY KEY (user_id, day))""",
+    # One row per user (and '*' for everyone) that a limit check updates first: concurrent checks
+    # of the same user wait for each other on that row, on both backends.
+    """CREATE TABLE IF NOT EXISTS evalsuite_quota_locks (
+        user_id TEXT NOT NULL PRIMARY KEY,
+        checks {int} NOT NULL DEFAULT 0)""",
+)
+
+# Schema version 1 -> 2: workspaces get an owner (the signed-in user who saved them, or NULL).
+_MIGRATIONS = {
+    1: ("ALTER TABLE evalsuite_workspaces ADD COLUMN owner_id TEXT",),
+}
+_AFTER_MIGRATIONS = (
+    "CREATE INDEX IF NOT EXISTS evalsuite_workspaces_owner ON evalsuite_workspaces (owner_id)",
 )
 
 _GC_ORPHANS = (
@@ -67,14 +110,30 @@ _FETCH_BLOB = (
 def _create_schema(backend: Any, conn: Any, *, int_type: str, real_type: str, blob_type: str) -> None:
     """Create the tables (if missing) in the caller's transaction, with the backend's column types,
     and record this schema version on first use; refuse a store made by a newer EvalSuite."""
-    for statement in _TABLES:
-        backend.execute(conn, statement.replace("{int}", int_type).replace("{real}", real_type)
-                        .replace("{blob}", blob_type))
-    backend.execute(conn, "INSERT INTO evalsuite_store_meta (key, value) VALUES ('schema_version', ?) "
-                          "ON CONFLICT (key) DO NOTHING", (str(SCHEMA_VERSION),))
-    row = backend.execute(conn, "SELECT value FROM evalsuite_store_meta "
-                                "WHERE key = 'schema_version'").fetchone()
+    row = None
+    if backend.execute(conn, _META_EXISTS[backend.name]).fetchone() is not None:
+        row = backend.execute(conn, "SELECT value FROM evalsuite_store_meta "
+                                    "WHERE key = 'schema_version'").fetchone()
     if row is not None and int(row[0]) > SCHEMA_VERSION:
         raise StoreError(f"the workspace store at {backend.location} was made by a newer EvalSuite "
                          f"(schema version {row[0]}, this one knows {SCHEMA_VERSION}); upgrade EvalSuite",
                          code="unavailable")
+    for statement in _TABLES:
+        backend.execute(conn, statement.replace("{int}", int_type).replace("{real}", real_type)
+                        .replace("{blob}", blob_type))
+    version = SCHEMA_VERSION if row is None else int(row[0])
+    while version < SCHEMA_VERSION:  # an older store: bring it up to date in the same transaction
+        for statement in _MIGRATIONS[version]:
+            backend.execute(conn, statement)
+        version += 1
+    for statement in _AFTER_MIGRATIONS:
+        backend.execute(conn, statement)
+    backend.execute(conn, "INSERT INTO evalsuite_store_meta (key, value) VALUES ('schema_version', ?) "
+                          "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (str(SCHEMA_VERSION),))
+
+
+_META_EXISTS = {
+    "sqlite": "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'evalsuite_store_meta'",
+    "postgresql": "SELECT 1 FROM pg_catalog.pg_tables WHERE tablename = 'evalsuite_store_meta' "
+                  "AND schemaname = ANY (current_schemas(false))",
+}

@@ -30,6 +30,13 @@ Guarantees (the tests in ``tests/test_storage.py`` pin each on both backends):
   as their SHA-256; nothing is pickled or evaluated, metadata is JSON text;
 - size caps per dataset and per workspace are enforced before anything is written.
 
+For a hosted dashboard the store also keeps who saved a workspace (its owner, with sign-in), the
+audit log of judge runs and the bytes uploaded per user and day, and applies the per-user limits of
+:mod:`evalsuite.hosting` in the same transactions as the writes they allow (``_usage``).
+
+The Store's operations are spread over modules by idea: datasets, transactions and upkeep here,
+workspaces in ``_workspaces``, usage in ``_usage``, the connection pool in ``_pool``.
+
 Every problem raises :class:`StoreError`, an :class:`~evalsuite.errors.EvalSuiteError` whose
 ``code`` tells a program which case it is (``"deleted"``, ``"expired"``, ``"too_large"`` ...) and
 whose message says it to a person. No module of ``evalsuite.storage`` imports streamlit.
@@ -38,90 +45,30 @@ whose message says it to a person. No module of ``evalsuite.storage`` imports st
 from __future__ import annotations
 
 import hashlib
-import hmac
-import json
-import secrets
-import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from ._model import (
     DEFAULT_ORPHAN_GRACE_SECONDS,
-    MAX_DATASETS_PER_WORKSPACE,
     _MAX_FILENAME_CHARS,
-    _MAX_NAME_CHARS,
-    DatasetRef,
     PurgeResult,
-    SavedWorkspace,
     StoreError,
     StoreUsage,
-    Workspace,
-    WorkspaceSummary,
-    _check_days,
     _check_digest,
     _check_kind,
     _check_text,
-    _evalsuite_version,
     _format_size,
-    _meta_json,
-    _token_hash,
-    _utc,
-    _when,
-    check_workspace_id,
-    new_workspace_id,
 )
+from ._pool import _Pool
 from ._schema import _GC_ORPHANS
+from ._usage import UsageOps
+from ._workspaces import WorkspaceOps
 
 __all__ = ["Store"]
 
 
-class _Pool:
-    """A few idle connections kept for reuse, handed to one thread at a time."""
-
-    def __init__(self, backend: Any, max_idle: int = 4) -> None:
-        self._backend = backend
-        self._max_idle = max_idle
-        self._idle: list[Any] = []
-        self._lock = threading.Lock()
-        self.closed = False
-
-    @contextmanager
-    def connection(self) -> Iterator[Any]:
-        if self.closed:
-            raise StoreError("this workspace store was closed", code="unavailable")
-        with self._lock:
-            conn = self._idle.pop() if self._idle else None
-        if conn is None:
-            conn = self._backend.connect()
-        keep = False
-        try:
-            yield conn
-            keep = True
-        except StoreError:
-            keep = True  # our own checks failed; the transaction was rolled back cleanly
-            raise
-        finally:
-            if keep and not self.closed and self._backend.healthy(conn):
-                with self._lock:
-                    if len(self._idle) < self._max_idle:
-                        self._idle.append(conn)
-                        conn = None
-            if conn is not None:
-                try:
-                    self._backend.close(conn)
-                except Exception:  # closing a broken connection may fail too; it is gone either way
-                    pass
-
-    def close(self) -> None:
-        self.closed = True
-        with self._lock:
-            idle, self._idle = self._idle, []
-        for conn in idle:
-            self._backend.close(conn)
-
-
-class Store:
+class Store(WorkspaceOps, UsageOps):
     """Datasets by content and workspaces by random id, in SQLite or PostgreSQL.
 
     Make one with :func:`open_store` (or :func:`open_store_from_config`). A Store is safe to share
@@ -284,251 +231,6 @@ class Store:
                              "its SHA-256: the store was changed outside EvalSuite or is damaged",
                              code="corrupt", field="digest", value=digest)
         return data
-
-    # -- workspaces -------------------------------------------------------------------------
-
-    def save_workspace(self, name: str, datasets: Sequence[DatasetRef], *,
-                       expires_in_days: float | None = None,
-                       meta: Mapping[str, Any] | None = None) -> SavedWorkspace:
-        """Save a workspace referring to stored datasets; return its new id and owner token.
-
-        Put every dataset with :meth:`put_dataset` first. The workspace row and all of its
-        references are written in one transaction, so the workspace is either complete or absent.
-
-        Parameters
-        ----------
-        name : str
-            A name for people (1 to 200 characters, no control characters).
-        datasets : sequence of DatasetRef
-            1 to 500 references, in the order the dashboard lists them; the same digest may appear
-            more than once (its bytes count once toward the cap).
-        expires_in_days : float or None
-            Days until links stop opening it (more than 0, at most 3650); None for the store's
-            ``default_expiry_days`` (which may be None: kept until deleted).
-        meta : dict or None
-            JSON values kept with the workspace (at most 64 KiB as JSON).
-
-        Returns
-        -------
-        SavedWorkspace
-            ``workspace_id`` (for the link), ``owner_token`` (for deleting; shown once, kept only
-            as a hash) and the ``workspace``.
-
-        Raises
-        ------
-        StoreError
-            ``"missing_dataset"`` when a reference's digest is not stored; ``"too_large"`` when the
-            distinct datasets together exceed ``max_workspace_bytes``; ``"invalid_argument"``;
-            ``"unavailable"``. Nothing is written in any of these cases.
-        """
-        name = _check_text(name, "name", _MAX_NAME_CHARS)
-        if isinstance(datasets, (str, bytes)) or not isinstance(datasets, Sequence):
-            raise StoreError("datasets is a list of DatasetRef", code="invalid_argument",
-                             field="datasets", value=type(datasets).__name__)
-        refs = list(datasets)
-        if not refs:
-            raise StoreError("a workspace needs at least one dataset", code="invalid_argument",
-                             field="datasets", value=None)
-        if len(refs) > MAX_DATASETS_PER_WORKSPACE:
-            raise StoreError(f"a workspace holds at most {MAX_DATASETS_PER_WORKSPACE} datasets, "
-                             f"not {len(refs)}", code="invalid_argument", field="datasets", value=None)
-        for ref in refs:
-            if not isinstance(ref, DatasetRef):
-                raise StoreError("each dataset is a DatasetRef", code="invalid_argument",
-                                 field="datasets", value=ref)
-        days = _check_days(expires_in_days, "expires_in_days")
-        if days is None:
-            days = self.default_expiry_days
-        meta_text = _meta_json(meta)
-        digests = sorted({ref.digest for ref in refs})
-        version = _evalsuite_version()
-        workspace_id = new_workspace_id()
-        owner_token = secrets.token_urlsafe(32)
-        now = self._clock()
-        expires_at = None if days is None else now + days * 86400.0
-        try:
-            with self._transaction(write=True, doing="save a workspace", foreign_key_errors=True) as conn:
-                sizes: dict[str, int] = {}
-                for start in range(0, len(digests), 200):
-                    chunk = digests[start:start + 200]
-                    rows = self._sql(conn, "SELECT digest, size_bytes FROM evalsuite_datasets WHERE digest "
-                                           f"IN ({', '.join('?' * len(chunk))})", chunk).fetchall()
-                    sizes.update((row[0], int(row[1])) for row in rows)
-                missing = next((ref for ref in refs if ref.digest not in sizes), None)
-                if missing is not None:
-                    raise self._missing(missing)
-                total = sum(sizes.values())
-                if total > self.max_workspace_bytes:
-                    raise StoreError(f"the datasets of this workspace come to {_format_size(total)}; the "
-                                     f"store keeps at most {_format_size(self.max_workspace_bytes)} per "
-                                     "workspace", code="too_large", source=f"workspace '{name}'")
-                self._sql(conn, "INSERT INTO evalsuite_workspaces (workspace_id, owner_token_sha256, name, "
-                                "meta_json, evalsuite_version, total_bytes, created_at, expires_at) "
-                                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                          (workspace_id, _token_hash(owner_token), name, meta_text, version, total, now,
-                           expires_at))
-                self._backend.executemany(
-                    conn, "INSERT INTO evalsuite_workspace_datasets (workspace_id, position, digest, kind, "
-                          "filename, system, format) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [(workspace_id, i, r.digest, r.kind, r.filename, r.system, r.format)
-                     for i, r in enumerate(refs)])
-        except self._backend.foreign_key_errors:
-            # PostgreSQL only: a dataset was collected between our check and our insert; the
-            # foreign key refused the reference and the transaction was rolled back.
-            raise self._missing(refs[0], racing=True) from None
-        workspace = Workspace(workspace_id=workspace_id, name=name, datasets=tuple(refs),
-                              total_bytes=total, created_at=_utc(now), expires_at=_utc(expires_at),
-                              meta=json.loads(meta_text), evalsuite_version=version)
-        return SavedWorkspace(workspace_id=workspace_id, owner_token=owner_token, workspace=workspace)
-
-    @staticmethod
-    def _missing(ref: DatasetRef, racing: bool = False) -> StoreError:
-        reason = ("a dataset of this workspace was removed while saving; put it again and save again"
-                  if racing else
-                  f"this {ref.kind} file is not in the store; put it with put_dataset before saving")
-        return StoreError(reason, code="missing_dataset", source=ref.filename, field="digest",
-                          value=ref.digest)
-
-    def _gone(self, workspace_id: str, deleted_at: float | None, reason: str | None,
-              expires_at: float | None) -> StoreError:
-        if reason == "owner":
-            return StoreError(f"this workspace was deleted by its owner on {_when(deleted_at)}; "
-                              "its data is no longer kept", code="deleted", field="workspace_id",
-                              value=workspace_id)
-        return StoreError(f"this workspace expired on {_when(expires_at)} and can no longer be opened",
-                          code="expired", field="workspace_id", value=workspace_id)
-
-    def load_workspace(self, workspace_id: str) -> Workspace:
-        """The workspace saved under ``workspace_id``, with its dataset references.
-
-        Fetch each dataset's bytes with :meth:`get_dataset`.
-
-        Raises
-        ------
-        StoreError
-            ``"malformed_id"`` or ``"damaged_id"`` for a value that is not a valid id (no query is
-            run); ``"unknown_workspace"`` for a valid id this store never saved; ``"deleted"`` when
-            its owner deleted it; ``"expired"`` when its expiry has passed; ``"unavailable"``.
-        """
-        workspace_id = check_workspace_id(workspace_id)
-        with self._transaction(write=False, doing="open a workspace") as conn:
-            row = self._sql(conn, "SELECT name, meta_json, evalsuite_version, total_bytes, created_at, "
-                                  "expires_at, deleted_at, deleted_reason FROM evalsuite_workspaces "
-                                  "WHERE workspace_id = ?", (workspace_id,)).fetchone()
-            refs = self._sql(conn, "SELECT digest, kind, filename, system, format FROM "
-                                   "evalsuite_workspace_datasets WHERE workspace_id = ? ORDER BY position",
-                             (workspace_id,)).fetchall()
-        if row is None:
-            raise StoreError("no workspace with this id is stored here: the link may be mistyped, or "
-                             "it was made on a server with another store", code="unknown_workspace",
-                             field="workspace_id", value=workspace_id)
-        name, meta_text, version, total, created_at, expires_at, deleted_at, reason = row
-        if deleted_at is not None:
-            raise self._gone(workspace_id, deleted_at, reason, expires_at)
-        if expires_at is not None and expires_at <= self._clock():
-            raise self._gone(workspace_id, None, "expired", expires_at)
-        return Workspace(
-            workspace_id=workspace_id, name=name,
-            datasets=tuple(DatasetRef(digest=r[0], kind=r[1], filename=r[2], system=r[3], format=r[4])
-                           for r in refs),
-            total_bytes=int(total), created_at=_utc(created_at), expires_at=_utc(expires_at),
-            meta=json.loads(meta_text), evalsuite_version=version)
-
-    def delete_workspace(self, workspace_id: str, owner_token: str) -> None:
-        """Delete a workspace; its links then answer that it was deleted.
-
-        The workspace's row stays as a tombstone without its name, metadata or references, so a
-        link to it says "deleted" rather than "unknown". Datasets no other workspace refers to are
-        removed in the same transaction (those put within the last ``orphan_grace_seconds`` are
-        left for :meth:`purge_expired`, as another session may be about to use them). Deleting an
-        already deleted workspace with its owner token does nothing.
-
-        Parameters
-        ----------
-        workspace_id : str
-        owner_token : str
-            The token :meth:`save_workspace` returned with it.
-
-        Raises
-        ------
-        StoreError
-            ``"wrong_token"`` when ``owner_token`` is not the workspace's (nothing changes);
-            ``"malformed_id"``, ``"damaged_id"``, ``"unknown_workspace"``, ``"unavailable"``.
-        """
-        workspace_id = check_workspace_id(workspace_id)
-        if not isinstance(owner_token, str) or not owner_token:
-            raise StoreError("the owner token is the text save_workspace returned",
-                             code="wrong_token", field="owner_token", value=None)
-        now = self._clock()
-        with self._transaction(write=True, doing="delete a workspace") as conn:
-            row = self._sql(conn, "SELECT owner_token_sha256, deleted_at FROM evalsuite_workspaces "
-                                  "WHERE workspace_id = ?", (workspace_id,)).fetchone()
-            if row is None:
-                raise StoreError("no workspace with this id is stored here", code="unknown_workspace",
-                                 field="workspace_id", value=workspace_id)
-            if not hmac.compare_digest(_token_hash(owner_token), row[0]):
-                raise StoreError("this owner token does not belong to this workspace; only the session "
-                                 "that saved it can delete it", code="wrong_token", field="owner_token",
-                                 value=None)
-            if row[1] is not None:
-                return
-            self._sql(conn, "DELETE FROM evalsuite_workspace_datasets WHERE workspace_id = ?",
-                      (workspace_id,))
-            self._sql(conn, "UPDATE evalsuite_workspaces SET deleted_at = ?, deleted_reason = 'owner', "
-                            "name = '', meta_json = '{}' WHERE workspace_id = ?", (now, workspace_id))
-            self._sql(conn, _GC_ORPHANS, (now - self.orphan_grace_seconds,))
-
-    def list_workspaces(self, workspace_ids: Sequence[str]) -> list[WorkspaceSummary]:
-        """What became of each of these workspace ids, in the order given.
-
-        The dashboard keeps the ids (and owner tokens) it saved in the browser session and lists
-        them with this; the store offers no way to list workspaces it was not asked about.
-
-        Returns
-        -------
-        list of WorkspaceSummary
-            One per id, same order; status ``"invalid"`` for a value that is not a valid id.
-        """
-        if isinstance(workspace_ids, str):
-            workspace_ids = [workspace_ids]
-        ids = list(workspace_ids)
-        valid = []
-        for value in ids:
-            try:
-                valid.append(check_workspace_id(value))
-            except StoreError:
-                pass
-        found: dict[str, tuple] = {}
-        if valid:
-            unique = sorted(set(valid))
-            with self._transaction(write=False, doing="list workspaces") as conn:
-                for start in range(0, len(unique), 200):
-                    chunk = unique[start:start + 200]
-                    marks = ", ".join("?" * len(chunk))
-                    rows = self._sql(conn, "SELECT w.workspace_id, w.name, w.total_bytes, w.created_at, "
-                                           "w.expires_at, w.deleted_at, w.deleted_reason, (SELECT COUNT(*) "
-                                           "FROM evalsuite_workspace_datasets r WHERE r.workspace_id = "
-                                           f"w.workspace_id) FROM evalsuite_workspaces w WHERE w.workspace_id "
-                                           f"IN ({marks})", chunk).fetchall()
-                    found.update((row[0], row) for row in rows)
-        now = self._clock()
-        summaries = []
-        for value in ids:
-            row = found.get(value) if isinstance(value, str) else None
-            if row is None:
-                status = "unknown" if value in valid else "invalid"
-                summaries.append(WorkspaceSummary(workspace_id=value if isinstance(value, str) else repr(value),
-                                                  status=status))
-                continue
-            _, name, total, created_at, expires_at, deleted_at, reason, n_refs = row
-            if deleted_at is None and (expires_at is None or expires_at > now):
-                summaries.append(WorkspaceSummary(value, "active", name, int(n_refs), int(total),
-                                                  _utc(created_at), _utc(expires_at)))
-            else:
-                status = "deleted" if reason == "owner" else "expired"
-                summaries.append(WorkspaceSummary(value, status, None, 0, 0, _utc(created_at),
-                                                  _utc(expires_at), _utc(deleted_at)))
-        return summaries
 
     # -- upkeep -----------------------------------------------------------------------------
 

@@ -29,6 +29,9 @@ def server():
 
 def _judge_page(server, monkeypatch, metrics=METRICS):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    # AppTest has no browser on loopback: allow a typed endpoint on 127.0.0.1 as a local server would.
+    monkeypatch.setenv("EVALSUITE_JUDGE_TYPED_ENDPOINTS", "true")
+    monkeypatch.setenv("EVALSUITE_JUDGE_ALLOW_PRIVATE_ENDPOINTS", "true")
     at = open_page("judge", pending=[("records", "answers.jsonl", RECORDS)], clear=True)
     at.text_input(key="judge_base_url").input(server.base_url)
     at.text_input(key="judge_model").input("test-judge")

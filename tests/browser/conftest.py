@@ -65,10 +65,14 @@ class Server:
     port : int, optional
         The port to listen on (default: a free one). :meth:`restart` keeps it, so links made before
         a restart still point at the server.
+    args : list of str, optional
+        Extra ``streamlit run`` options, e.g. ``["--secrets.files", path]``.
     """
 
-    def __init__(self, env: dict[str, str] | None = None, port: int | None = None) -> None:
+    def __init__(self, env: dict[str, str] | None = None, port: int | None = None,
+                 args: list[str] | None = None) -> None:
         self.env = {"EVALSUITE_DATA_DIR": _STORE_DIR, **(env or {})}
+        self.args = list(args or [])
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.starts = 0
@@ -80,7 +84,7 @@ class Server:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(self.port),
              "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
-             "--server.fileWatcherType", "none"],
+             "--server.fileWatcherType", "none", *self.args],
             cwd=REPO, stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, **self.env})
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -149,8 +153,8 @@ def start_server(output_dir):
     at the end of the test."""
     started: list[Server] = []
 
-    def start(env: dict[str, str] | None = None) -> Server:
-        srv = Server(env=env)
+    def start(env: dict[str, str] | None = None, args: list[str] | None = None, port: int | None = None) -> Server:
+        srv = Server(env=env, args=args, port=port)
         started.append(srv)
         return srv
 

@@ -62,8 +62,9 @@ def test_real_model_answers_under_the_schema(smollm2, tmp_path):
     assert len(relevant) == 2 and all(v in (0.0, 1.0, None) for v in relevant)
     supported = judged.records.table.column("answer_claims_supported")[0].as_py()
     assert supported is None or all(v in (True, False, None) for v in supported)
-    # The replay needs no server.
-    again = LLMJudge("smollm2-135m", base_url="http://127.0.0.1:9/v1", cache=tmp_path / "c.sqlite3", max_tokens=256,
+    # The replay sends nothing: the same endpoint's replies come from the cache (another endpoint's
+    # never would: the cache is scoped by endpoint, tests/test_endpoints.py).
+    again = LLMJudge("smollm2-135m", base_url=smollm2, cache=tmp_path / "c.sqlite3", max_tokens=256,
                      judgements=["answer_claims_supported", "context_relevant"]).judge(records)
     assert again.stats.calls == 0
     assert again.records.table.column("context_relevant").to_pylist() == judged.records.table.column("context_relevant").to_pylist()
