@@ -25,10 +25,10 @@ tabs           fields separated by tabs (run and qrels)
 ungrouped      the run's lines shuffled: a query's lines are not together
 gzip           the base run gzip-compressed (``.run.trec.gz``)
 strings        another generator's file: query ids ``topic-`` + 6 hex digits,
-               doc ids 10 hex digits (not numbers, no common prefix, so no
-               hash shortcut and a wider id column), negative scores with 6
-               decimals, tag ``bm25-rm3``: about 39 bytes a line, as the
-               7M-line, 268 MB file of issue 31
+               doc ids 10 hex digits (not numbers, no common prefix), negative
+               scores with 6 decimals, tag ``bm25-rm3``: about 51 bytes a line
+               (356 MB at 7M lines; wider than issue 31's 268 MB file of this
+               kind, so no kinder)
 =============  ==============================================================
 
 Usage::
