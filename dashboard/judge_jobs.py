@@ -113,10 +113,10 @@ def build_judge(endpoint, metrics, aspects, strictness: int, aspect_strictness: 
     from evalsuite.judges import JudgeCache, LLMJudge
     from evalsuite.judges.endpoints import guarded_http_client
     from evalsuite.judges.ragas import RagasJudge
-    from evalsuite.judges.ragas_needs import METRIC_NEEDS
+    from evalsuite.metrics.registry import METRICS
 
     llm = None
-    if any("llm" in METRIC_NEEDS[m][1] for m in metrics):
+    if any("llm" in METRICS[m].needs.judges for m in metrics):
         from evalsuite.errors import EvalSuiteError
 
         if endpoint is None:

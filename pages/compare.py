@@ -116,8 +116,11 @@ def _many_systems(report) -> None:
     """Systems x metrics with significance marks, then the per-query heat-map of one metric."""
     st.subheader("Systems x metrics")
     st.dataframe(display.systems_by_metrics(report), width="stretch")
-    st.caption("▲ significantly better than the baseline, ▼ significantly worse (after correction); no mark: not "
-               "significant. Every comparison is below, one row per metric and system.")
+    every_pair = report.params["pairs"] == "all"
+    st.caption(f"Against the baseline {ui.plain(report.params['baseline'])}: ▲ significantly better, ▼ significantly "
+               "worse (after correction); no mark: not significant. "
+               + ("Every pair is in the table below, one row per metric and pair (baseline column: the pair's first "
+                  "system)." if every_pair else "Every comparison is below, one row per metric and system."))
     _report_table(report, tuple(report.systems))
     metric = ui.pick("Heat-map metric", report.metrics, key="compare_heat_metric")
     diff = display.differences_from_baseline(report, metric)

@@ -32,15 +32,15 @@ from typing import Any, Callable
 import pyarrow as pa
 
 from ..errors import EvalSuiteError
+from ..metrics.registry import judge_columns
 from ._base import JudgedRecords, JudgeStats, Provenance, endpoint_host, write_columns
 from ._cache import JudgeCache, ScopedCache, canonical_json, request_hash
 from .prompts import PROMPTS, Prompt
 
 __all__ = ["LLMJudge", "Estimate", "LLM_COLUMNS", "MODES", "extract_json", "api_key_from_environment"]
 
-#: Judgement columns the LLM judge fills, in the order it fills them.
-LLM_COLUMNS = ("answer_claims_supported", "reference_claims_supported", "answer_claims_in_reference",
-               "reference_claims_in_answer", "context_useful", "context_relevant")
+#: Judgement columns the LLM judge fills: the metrics' inputs it can judge (the registry's, in its order).
+LLM_COLUMNS = judge_columns("llm")
 #: Output modes, tried in this order.
 MODES = ("json_schema", "json_object", "text")
 #: Environment variables the key is read from, in order (never from a flag or a file).

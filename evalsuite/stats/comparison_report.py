@@ -45,12 +45,12 @@ def higher_is_better(metric: str) -> bool:
     """Whether a larger value of ``metric`` is better: the registry's direction; latency and
     time-to-first-token columns (``latency_ms``, ``latency_<stage>_ms``, ``ttft_ms``) and the given
     scores other tools define as lower is better (RAGAS noise_sensitivity, DeepEval and Phoenix
-    hallucination: ``evalsuite.records.schema.LOWER_IS_BETTER``) are lower is better; a name the
-    registry does not know is taken as higher is better."""
+    hallucination: the registry's ``GIVEN_SCORES``) are lower is better; a name the registry does
+    not know is taken as higher is better."""
     name = str(metric)
     if name.startswith(("latency", "ttft")):
         return False
-    from ..records.schema import LOWER_IS_BETTER  # scores other tools define as lower is better (hallucination)
+    from ..metrics.registry import LOWER_IS_BETTER  # with the scores other tools define so (hallucination)
 
     if name in LOWER_IS_BETTER:
         return False
@@ -231,7 +231,28 @@ class ComparisonReport:
                                f"{on(same)}")
             parts.append(f"{system} is " + ", and ".join(clauses) if len(clauses) <= 2 else
                          f"{system} is " + ", ".join(clauses[:-1]) + ", and " + clauses[-1])
-        return "; ".join(parts) + f" ({setting})."
+        sentence = "; ".join(parts)
+        if p.get("pairs") == "all":
+            sentence += self._other_pairs_clause()
+        return sentence + f" ({setting})."
+
+    def _other_pairs_clause(self) -> str:
+        """With ``pairs="all"``: the significant differences between systems other than the
+        baseline, so the verdict covers every pair the report tested."""
+        t = self.table
+        rows = t[(t["baseline"] != self.params["baseline"]) & (t["system"] != self.params["baseline"])]
+        found = []
+        for r in rows.itertuples(index=False):
+            if not r.significant or r.diff == 0:
+                continue
+            up = (r.diff > 0) if higher_is_better(r.metric) else (r.diff < 0)
+            winner, loser = (r.system, r.baseline) if up else (r.baseline, r.system)
+            found.append(f"{winner} is significantly better than {loser} on {r.metric}")
+        if rows.empty:
+            return ""
+        if not found:
+            return "; between the other systems, no difference is significant"
+        return "; between the other systems, " + "; ".join(found)
 
     def describe(self) -> list[str]:
         """The test, interval and correction in plain words, one line each."""
@@ -246,7 +267,8 @@ class ComparisonReport:
             f"test: {test}",
             (f"interval: {p['confidence']:.0%} {CI_METHODS[p['ci']]} bootstrap interval of the mean difference "
              f"(queries resampled, {p['n_resamples']:,} resamples, seed {p['seed']})"),
-            (f"correction: {CORRECTIONS[p['correction']]}; over all {p['n_comparisons']} comparisons of this report; "
+            (f"correction: {CORRECTIONS[p['correction']]}; over " + (f"all {p['n_comparisons']} comparisons"
+                 if p['n_comparisons'] != 1 else "the one comparison") + " of this report; "
              f"significant: adjusted p <= {p['alpha']}"),
         ]
 
