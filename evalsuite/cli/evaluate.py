@@ -251,7 +251,9 @@ def build_parser() -> argparse.ArgumentParser:
     dask.add_argument("--workers", type=int, default=None, help="LocalCluster workers (default: Dask's choice)")
     dask.add_argument("--memory-limit", default=None, help="LocalCluster memory limit per worker, e.g. 4GiB")
     dask.add_argument("--partitions", type=int, default=None,
-                      help="partitions of the shuffle by query id (default: one per shard, at least one per worker)")
+                      help="partitions of the shuffle by query id (default: planned from the files' sizes and the "
+                      "workers' memory, so that evaluating one holds at most 1/8 of a worker thread's memory; the "
+                      "plan and its reason are printed on stderr)")
     return parser
 
 
@@ -266,7 +268,8 @@ def _main_dask(args, measures: list[str], rel_level) -> int:
         report = evaluate_dask(args.qrels, args.run, measures, queries="qrels" if args.complete else args.queries,
                                rel_level=rel_level, scheduler=args.scheduler, partitions=args.partitions,
                                duplicates=args.duplicates, progress=True, cluster_options=options,
-                               max_docs=args.max_docs)
+                               max_docs=args.max_docs,
+                               on_plan=lambda plan: print(f"evalsuite: dask: {plan.reason}", file=sys.stderr, flush=True))
     except EvalSuiteError as exc:
         print(f"evalsuite: error: {exc}", file=sys.stderr)
         return 2

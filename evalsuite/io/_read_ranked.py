@@ -107,28 +107,55 @@ def _parse_trec(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
     if inp.size == 0:
         raise EvalSuiteError("the file is empty", source=inp.name)
     separator = _separator(inp)
-    parsed = None if separator is None else _parse_trec_arrow(inp.arrow_source(), kind, separator)
+    parsed = None if separator is None else _parse_trec_arrow(inp.arrow_source(), kind, separator,
+                                                             every_field=not _plain_fields(inp, separator))
     if parsed is not None:
         return parsed
     data = inp.data
     if not _has_comment_or_blank_lines(data):
-        parsed = _parse_trec_arrow(pa.py_buffer(_normalise_whitespace(data)), kind)
+        normalised = _normalise_whitespace(data)  # no two spaces in a row: only bytes outside ASCII can fail
+        parsed = _parse_trec_arrow(pa.py_buffer(normalised), kind, every_field=not normalised.isascii())
         if parsed is not None:
             return parsed
     return _parse_trec_python(inp, kind)
 
 
-def _parse_trec_arrow(source, kind: str, delimiter: str = " ") -> _Parsed | None:
+def _plain_fields(inp: _Input, separator: str, block: int = 1 << 24) -> bool:
+    """Whether no field can be empty or hold text that is not UTF-8: no two separators in a row
+    (the only way a field between two others is empty) and only ASCII bytes. Then the fields
+    read only to check them (Q0, rank, the qrels' iteration) need not be converted."""
+    twice = separator.encode() * 2
+
+    def plain(view) -> bool:
+        for start in range(0, len(view), block):
+            piece = view[start:start + block + 1]  # one byte more: a pair across two blocks is seen
+            if not piece.isascii() or piece.find(twice) != -1:
+                return False
+        return True
+
+    if inp.path is not None and inp._data is None:
+        import mmap
+
+        with open(inp.path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            return plain(view)
+    return plain(inp.data)
+
+
+def _parse_trec_arrow(source, kind: str, delimiter: str = " ", every_field: bool = True) -> _Parsed | None:
     """Fast path for lines separated by single spaces, or single tabs (``delimiter``; ``source``:
-    a pyarrow buffer or memory map).
+    a pyarrow buffer or a file).
 
     Returns None when the result would not be what a whitespace split gives line by line
     (pyarrow rejected a line, a field is empty, a line is blank or starts with '#'); the
-    caller then normalises or explains.
+    caller then normalises or explains. The columns read only to check them (Q0 and rank, the
+    qrels' iteration: not empty, UTF-8) are not converted when ``every_field`` is False: the
+    caller found no two separators in a row and no byte outside ASCII, so neither can fail
+    (their strings were a quarter of the parse's memory).
     """
     ncols, names, _, _ = _trec_layout(kind)
     value_col = names[-1] if kind == "qrels" else "score"
-    text_cols = [c for c in names if c not in ("query_id", value_col, "tag")]
+    text_cols = [c for c in names if c not in ("query_id", value_col, "tag") and (every_field or c == "doc_id")]
+    kept = [c for c in names if c in ("query_id", value_col, "tag") or c in text_cols]
     query_type = pa.dictionary(pa.int32(), pa.string())
     try:
         table = pacsv.read_csv(
@@ -141,7 +168,7 @@ def _parse_trec_arrow(source, kind: str, delimiter: str = " ") -> _Parsed | None
             convert_options=pacsv.ConvertOptions(
                 column_types={"query_id": query_type, value_col: pa.float64(), **{c: pa.string() for c in text_cols},
                               **({"tag": query_type} if kind == "run" else {})},
-                null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False,
+                include_columns=kept, null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False,
             ),
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
@@ -164,8 +191,21 @@ def _parse_trec_arrow(source, kind: str, delimiter: str = " ") -> _Parsed | None
             tag = next(iter(tag_values))
         elif len(tag_values) > 1:
             warnings.append(f"{len(tag_values)} different run tags in one file; read as one run")
-    values = table.column(value_col).combine_chunks().to_numpy(zero_copy_only=False)
-    return _Parsed(table.column("query_id"), table.column("doc_id"), values, tag=tag, warnings=warnings)
+    chunks = table.column(value_col).chunks
+    table = table.drop_columns([value_col])
+    return _Parsed(table.column("query_id"), table.column("doc_id"), _float_blocks(chunks), tag=tag, warnings=warnings)
+
+
+def _float_blocks(chunks: list) -> np.ndarray:
+    """The float64 blocks of a column (``chunks``, emptied) as one array, each block freed once
+    copied: a whole second copy of the column beside the table was the parse's peak."""
+    values = np.empty(sum(len(c) for c in chunks), dtype=np.float64)
+    at = 0
+    for i in range(len(chunks)):
+        block, chunks[i] = chunks[i], None
+        values[at:at + len(block)] = block.to_numpy(zero_copy_only=False)
+        at += len(block)
+    return values
 
 
 _WHITESPACE = str.maketrans("\t\r\v\f", "    ")

@@ -65,9 +65,9 @@ def is_number_text(text: str) -> bool:
 class _Input:
     """One input file: its name for messages and its bytes, read only when needed.
 
-    A plain (not gzip, no byte-order mark) file given by path is handed to pyarrow as a memory
-    map, so the fast path never copies the file into Python; ``data`` reads it on demand for the
-    slower paths.
+    A plain (not gzip, no byte-order mark) file given by path is handed to pyarrow as a file to
+    stream, so the fast path never copies the file into Python; ``data`` reads it on demand for
+    the slower paths.
     """
 
     def __init__(self, name: str, ext_name: str, data: bytes | None = None, path: str | None = None,
@@ -85,9 +85,14 @@ class _Input:
         return self._data
 
     def arrow_source(self):
-        """Something pyarrow reads without a copy: a memory map of the file, or the bytes."""
+        """Something pyarrow reads: the file as a stream (read a block at a time), or the bytes.
+
+        Not a memory map: the pages of a mapped file count in the process's resident memory
+        once touched, so mapping a 238 MiB run raised the peak of ``read_run`` by about as much
+        (``benchmarks/README.md``, memory); a stream holds a few blocks.
+        """
         if self._data is None:
-            return pa.memory_map(self.path)
+            return pa.OSFile(self.path)
         return pa.py_buffer(self._data)
 
     def release(self) -> None:

@@ -288,7 +288,9 @@ def _find_duplicates(offsets: np.ndarray, keys: np.ndarray, doc_ids: pa.Array) -
             block = keys[first:first + int(count) * queries.size].reshape(queries.size, int(count))
         else:
             block = keys[offsets[queries][:, None] + np.arange(count)[None, :]]
-        clash = np.concatenate(parallel_map(_rows_with_repeats, np.array_split(block, workers())))
+        # Sorted a few hundred queries at a time: each piece's sorted copy stays small.
+        pieces = max(workers(), (queries.size * int(count)) >> 17)
+        clash = np.concatenate(parallel_map(_rows_with_repeats, np.array_split(block, min(pieces, queries.size))))
         suspects.extend(queries[clash].tolist())
     groups = []
     for query in suspects:
