@@ -293,7 +293,9 @@ def process_pending() -> list[tuple[str, str]]:
                 batch.append((name, message_for(name, exc)))
         status.update(label=f"Read {len(pending) - len(batch)} of {len(pending)} file(s)",
                       state="error" if batch else "complete")
-    problems().extend(batch)
+    # A file uploaded again (corrected, or failing anew) replaces what was said of it before.
+    again = {name for _, name, _ in pending}
+    problems()[:] = [p for p in problems() if p[0] not in again] + batch
     _forget_uploaded_files([(name, data) for _, name, data in pending])
     return batch
 

@@ -98,3 +98,19 @@ def test_format_of_a_gzip_upload_with_several_members():
     assert session.format_used("run", "run.gz", multi) == "jsonl"
     records = gzip.compress(b"") + gzip.compress(b'{"query_id": "1", "latency_ms": 5}\n{"query_id": "2", "latency_ms": 6}\n')
     assert session.format_used("records", "records.gz", records) == "jsonl"
+
+
+def test_a_corrected_file_uploaded_again_replaces_its_old_message():
+    at = open_page("data", pending=[("records", "bad.jsonl", b'{"query_id": "1", "latency_ms": -3}\n'),
+                                    ("run", "broken.trec", b"1 Q0 184 1 oops tag\n")])
+    assert sum("bad.jsonl" in e for e in texts(at.error)) == 1
+    at.session_state["data_pending"] = [("records", "bad.jsonl", b'{"query_id": "1", "latency_ms": "x"}\n')]
+    at.run()
+    errors = texts(at.error)
+    # The new failure of bad.jsonl replaced its old message; broken.trec's stays.
+    assert [e for e in errors if "bad.jsonl" in e] and all("-3" not in e for e in errors if "bad.jsonl" in e), errors
+    assert sum("bad.jsonl" in e for e in errors) == 1 and any("broken.trec" in e for e in errors), errors
+    at.session_state["data_pending"] = [("records", "bad.jsonl", b'{"query_id": "1", "latency_ms": 3}\n')]
+    at.run()
+    errors = texts(at.error)
+    assert not [e for e in errors if "bad.jsonl" in e] and any("broken.trec" in e for e in errors), errors
