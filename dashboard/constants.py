@@ -69,7 +69,9 @@ BASE_METRICS = tuple(m.name for m in METRICS.values() if m.kind == "ranking" and
 DEFAULT_BASE_METRICS = DEFAULTS["dashboard"]
 # "all": no cutoff, the whole ranked list (trec_eval's map, ndcg, recip_rank; set_P, set_recall).
 WHOLE_LIST = "all"
-CUTOFFS = (1, 3, 5, 10, 20, 50, 100, 1000, WHOLE_LIST)
+# trec_eval's own cutoffs (P_5 ... P_1000: 5, 10, 15, 20, 30, 100, 200, 500, 1000) and the ones ranx and BEIR
+# users report (1, 3, 50).
+CUTOFFS = (1, 3, 5, 10, 15, 20, 30, 50, 100, 200, 500, 1000, WHOLE_LIST)
 DEFAULT_CUTOFFS = (10, 100)
 RANKED_LIST_DEPTH = 20
 # trec_eval's names of the default metrics over the whole list, for captions and column help.
