@@ -5,6 +5,7 @@ a rerun makes no call; Ctrl-C keeps what was done; the key only from the environ
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import subprocess
@@ -52,13 +53,19 @@ def test_judge_sample_records_then_rerun_without_a_call(stripped, tmp_path, caps
         assert code == 0, err
         assert server.unrecorded == []
         sent = server.requests
-        assert 0 < sent <= 6 * (1 + 1 + 3)  # claims, verdicts, three chunks (repeats answered from the cache)
-        assert f"{sent} requests sent" in err
-        assert err.index("estimate: 30 judge requests (0 already cached)") < err.index("records |")
+        # One call per distinct request: 6 claim and 6 verdict requests, and the 3 chunks of each of the two
+        # questions once (the six systems answer two questions with the same contexts: 12 repeats).
+        assert sent == 18 and f"{sent} requests sent to 127.0.0.1:" in err
+        # The 12 repeats join the identical call in flight, or come from the cache once it has ended.
+        from_cache, in_flight = map(int, re.search(r"30 judgements \((\d+) from the cache(?:, (\d+) by an identical "
+                                                   r"request in flight)?\)", err).groups(default="0"))
+        assert from_cache + in_flight == 12
+        assert err.index("estimate: 18 judge requests (0 already cached, 12 repeats answered once)") < \
+            err.index("judgements (")
         assert "wrote" in err and "cost 0.0" in err and "6 of 6 records judged" in err
         assert server.authorization == {"Bearer sk-env-SECRET-42"}
         code, err = run(args + ["--estimate-only"], capsys)
-        assert code == 0 and "30 judge requests (24 already cached)" in err  # claims and chunks: known before the run
+        assert code == 0 and "18 judge requests (12 already cached" in err  # claims and chunks: known before the run
         code, err = run(args, capsys)
         assert code == 0 and server.requests == sent and "0 requests sent" in err
     judged = es.read_records(out)
