@@ -31,6 +31,7 @@ import os
 import sys
 import threading
 import weakref
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -379,7 +380,7 @@ def release(digests_in_use) -> None:
     _release_arrow_memory()
 
 
-_PER_FILE = {"read_run", "read_qrels", "read_records"}
+_PER_FILE = {"read_run", "read_qrels", "read_records", "read_latency_table"}
 
 
 def _cached_by_digest(function):
@@ -402,9 +403,51 @@ def read_qrels(digest: str, name: str, _data: bytes) -> es.Qrels:
     return es.read_qrels(_data, source_name=name, isolate=_isolate(digest, _data), limits=reader_limits())
 
 
+def content_head(data: bytes, limit: int = 65536) -> bytes:
+    """The first ``limit`` bytes of the file's content, as the readers see it: un-gzipped (by
+    magic number, as :mod:`evalsuite.io` does) and without a UTF-8 byte-order mark."""
+    head = data
+    if data[:2] == b"\x1f\x8b":
+        # Member after member, as gzip.decompress reads them (an empty first member is legal).
+        head, rest = b"", data
+        try:
+            while rest[:2] == b"\x1f\x8b" and len(head) < limit:
+                member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                head += member.decompress(rest, limit - len(head))
+                if not member.eof:
+                    break  # the limit is reached (or the file is cut short)
+                rest = member.unused_data
+        except zlib.error:
+            pass
+    if head[:3] == b"\xef\xbb\xbf":
+        head = head[3:]
+    return head[:limit]
+
+
+def content_kind(name: str, data: bytes) -> str:
+    """What a file uploaded as records holds, by its content: "traces" (OTLP, Phoenix's spans
+    export), "latency_table" (a percentile table) or "records". Only bytes are compared (the
+    parsers run in the reader processes)."""
+    head = content_head(data)
+    inner = name[:-3] if name.lower().endswith(".gz") else name
+    whole = data if data[:2] != b"\x1f\x8b" else head  # a Parquet footer is at the end of the file
+    if es.detect_traces_format(whole, inner) is not None:
+        return "traces"
+    if es.detect_latency_table(head, inner) is not None:
+        return "latency_table"
+    return "records"
+
+
 @_cached_by_digest
 def read_records(digest: str, name: str, _data: bytes):
+    if content_kind(name, _data) == "traces":
+        return es.read_traces(_data, source_name=name, isolate=_isolate(digest, _data), limits=reader_limits())
     return es.read_records(_data, source_name=name, isolate=_isolate(digest, _data), limits=reader_limits())
+
+
+@_cached_by_digest
+def read_latency_table(digest: str, name: str, _data: bytes):
+    return es.read_latency_table(_data, source_name=name, isolate=_isolate(digest, _data), limits=reader_limits())
 
 
 def concat_records(digests: tuple[str, ...], _parts: tuple):
@@ -438,22 +481,28 @@ def compare_runs(qrels_digest: str, runs: tuple[tuple[str, str], ...], metrics: 
                       baseline=runs[0][0], rel_level=rel_level, pairs=pairs)
 
 
-def records_per_system(report, systems) -> dict:
-    """{system: its rows of a records report's per-request table, indexed by query id}."""
+def records_per_system(report, systems, keys=None) -> dict:
+    """{system: its rows of a records report's per-request table, indexed by query id}, or by
+    ``keys`` (one pairing key per row, :func:`evalsuite.records.pairing.request_keys`; rows
+    without one left out)."""
     per_query = report.per_query
+    if keys is not None:
+        per_query = per_query.assign(query_id=list(keys))
+        per_query = per_query[per_query["query_id"].notna()]
     return {n: per_query[per_query["system"] == n].set_index("query_id") for n in systems}
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def compare_records(digests: tuple[str, ...], k: int, rel_level: int, systems: tuple[str, ...],
                     metrics: tuple[str, ...], test: str, correction: str, alpha: float, _report,
-                    pairs: str = "baseline"):
+                    pairs: str = "baseline", pair_by: str = "query_id", _keys=None):
     """Compare two systems of a records report on its per-request values.
 
     ``_report`` is :func:`evaluate_records` of exactly (``digests``, ``k``, ``rel_level``): the
-    per-request values are taken from it here, so they cannot differ from what the key says.
+    per-request values are taken from it here, so they cannot differ from what the key says;
+    ``_keys`` are the pairing keys ``pair_by`` gives on the same records.
     """
-    per_system = records_per_system(_report, systems)
+    per_system = records_per_system(_report, systems, _keys if pair_by != "query_id" else None)
     return _compare_per_query({n: per_system[n][list(metrics)] for n in systems}, metrics=list(metrics), test=test,
                               correction=correction, alpha=alpha, baseline=systems[0], pairs=pairs)
 

@@ -103,8 +103,17 @@ def active_qrels() -> StoredFile | None:
     return candidates[-1]
 
 
+LATENCY_TABLE_FORMAT = "latency table"
+
+
 def record_files() -> list[StoredFile]:
-    return of_kind("records")
+    """Records files (traces too), not the latency percentile tables uploaded with them."""
+    return [f for f in of_kind("records") if not f.format.startswith(LATENCY_TABLE_FORMAT)]
+
+
+def latency_table_files() -> list[StoredFile]:
+    """Latency percentile tables (uploaded as records; recognised by content)."""
+    return [f for f in of_kind("records") if f.format.startswith(LATENCY_TABLE_FORMAT)]
 
 
 def start_session() -> None:
@@ -178,33 +187,18 @@ def message_for(name: str, exc: Exception) -> str:
     return f"{name}: could not be read ({type(exc).__name__}); check that it is a {', '.join(es.FORMATS)} file"
 
 
-def _content_head(data: bytes, limit: int = 65536) -> bytes:
-    """The first ``limit`` bytes of the file's content, as the readers see it: un-gzipped (by
-    magic number, as :mod:`evalsuite.io` does) and without a UTF-8 byte-order mark."""
-    head = data
-    if data[:2] == b"\x1f\x8b":
-        # Member after member, as gzip.decompress reads them (an empty first member is legal).
-        head, rest = b"", data
-        try:
-            while rest[:2] == b"\x1f\x8b" and len(head) < limit:
-                member = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                head += member.decompress(rest, limit - len(head))
-                if not member.eof:
-                    break  # the limit is reached (or the file is cut short)
-                rest = member.unused_data
-        except zlib.error:
-            pass
-    if head[:3] == b"\xef\xbb\xbf":
-        head = head[3:]
-    return head[:limit]
-
-
 def format_used(kind: str, name: str, data: bytes) -> str:
     """The format the reader picks for this file when none is given: the same detection on the
     same bytes (the content of a gzip file, whose name may have no inner extension)."""
-    head = _content_head(data)
+    head = loaders.content_head(data)
     inner = name[:-3] if name.lower().endswith(".gz") else name
     if kind == "records":
+        content = loaders.content_kind(name, data)
+        if content == "traces":
+            whole = data if data[:2] != b"\x1f\x8b" else head
+            return f"{es.detect_traces_format(whole, inner)} traces"
+        if content == "latency_table":
+            return f"{LATENCY_TABLE_FORMAT} ({es.detect_latency_table(head, inner)})"
         return es.detect_records_format(head, inner)
     return es.detect_format(head, inner)
 
@@ -230,6 +224,8 @@ def ingest(kind: str, name: str, data: bytes, system: str | None = None, sample:
         system = _unique_system(system or run.name or os.path.splitext(name)[0] or "run")
     elif kind == "qrels":
         loaders.read_qrels(digest, name, data)
+    elif loaders.content_kind(name, data) == "latency_table":
+        loaders.read_latency_table(digest, name, data)
     else:
         records = loaders.read_records(digest, name, data)
         taken = {s for f in record_files() for s in loaders.read_records(f.digest, f.name, f.data).systems}
@@ -278,6 +274,11 @@ def process_pending() -> list[tuple[str, str]]:
                 stored = ingest(kind, name, data)
                 if len(files()) == before:
                     notices.append(f"{name}: the same bytes were already loaded as {stored.name}")
+                elif stored.format.startswith(LATENCY_TABLE_FORMAT):
+                    notices.append(f"{name}: read as a {stored.format}, a summary of requests, not requests: the "
+                                   "Latency page shows it beside the percentiles computed from the requests")
+                elif stored.format.endswith(" traces"):
+                    notices.append(f"{name}: read as {stored.format}, one record per trace")
                 else:
                     notices.append(f"{name}: read as {stored.format or 'detected'} {kind}"
                                    + (f", system {stored.system!r}" if stored.system else ""))

@@ -15,7 +15,8 @@
   :func:`factual_correctness`, :func:`context_entity_recall`, :func:`context_utilization`,
   :func:`context_relevancy`, :func:`aspect_critique` (from judgements, or texts plus a judge);
 - failure stages from the judgements: :func:`attribute_failures`;
-- per-request records: :func:`read_records`, :func:`evaluate_records`;
+- per-request records: :func:`read_records`, :func:`evaluate_records`; traces (OTLP, Phoenix) as
+  records: :func:`read_traces`;
 - every error is an :class:`EvalSuiteError` naming file, line, field and value; readers take
   :class:`ReadLimits` and ``isolate=True`` (a worker process with a time and memory cap).
 
@@ -62,6 +63,8 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     ".metrics.operational": ("latency_summary", "task_success_rate", "failure_attribution", "FAILURE_STAGES"),
     ".records.table": ("Records", "concat_records"),
     ".io.record_files": ("detect_records_format", "read_records"),
+    ".io.traces": ("read_traces", "detect_traces_format"),
+    ".io.latency_tables": ("read_latency_table", "detect_latency_table", "LatencyTable"),  # noqa: E501
     ".records.evaluation": ("RecordsReport", "evaluate_records"),
     ".stats.comparison": ("compare", "compare_per_query", "compare_records"),
     ".stats.comparison_report": ("ComparisonReport",),
@@ -91,6 +94,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names load
     from .evaluation.report import DEFAULT_METRICS, EvaluationReport
     from .io.limits import ReadLimits
     from .io.record_files import detect_records_format, read_records
+    from .io.latency_tables import LatencyTable, detect_latency_table, read_latency_table
+    from .io.traces import detect_traces_format, read_traces
     from .io.run_files import FORMATS, detect_format, read_qrels, read_run
     from .io.run_qrels import Qrels, Run
     from .metrics.answer import (answer_correctness, answer_relevancy, answer_similarity, aspect_critique,

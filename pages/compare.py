@@ -18,6 +18,7 @@ from dashboard.constants import (
     TESTS,
 )
 from evalsuite import display
+from evalsuite.records.pairing import request_keys
 
 LIST_COLUMNS = ("rank", "doc_id", "label", "title", "score")
 
@@ -267,6 +268,20 @@ def _ppi_differences(pair) -> None:
         calibration_sections.ppi_difference_section(table, pair[0], pair[1], judgement)
 
 
+PAIR_BY_LABELS = {"query_id": "query id", "question": "question text", "request_index": "request index within system"}
+
+
+def _pair_by() -> str:
+    """What pairs two systems' requests (records only): the query id, the question text (its
+    hash) or the n-th request of each system."""
+    labels = {v: k for k, v in PAIR_BY_LABELS.items()}
+    choice = ui.bound(st.radio, "Pair requests by", list(labels), horizontal=True, key="compare_pair_by",
+                      help="Query id: the records' own ids. Question text: the same question asked of each system. "
+                           "Request index: the n-th request of each system in file order (LLMPerf's ids name the "
+                           "system, so only their order pairs them).")
+    return labels[choice]
+
+
 def _records_view() -> None:
     loaded = ui.records_report_or_notice()
     if loaded is None:
@@ -275,7 +290,26 @@ def _records_view() -> None:
     pair = _pick_systems(report.systems)
     if pair is None:
         return
-    per_system = loaders.records_per_system(report, pair)
+    pair_by = _pair_by()
+    try:
+        keys = request_keys(records.frame, pair_by) if pair_by != "query_id" else None
+    except Exception as exc:
+        ui.show_error(exc)
+        return
+    per_system = loaders.records_per_system(report, pair, keys)
+    shared = set(per_system[pair[0]].index)
+    for name in pair[1:]:
+        shared &= set(per_system[name].index)
+    if not shared:
+        st.warning(f"{', '.join(ui.plain(n) for n in pair)} have no request in common by "
+                   f"{ui.plain(PAIR_BY_LABELS[pair_by])}: pair them by question text or by request index above (their "
+                   "request ids may name the system, as LLMPerf's do).")
+        if len(pair) == 2:
+            from dashboard import failure_mix  # the failure mix needs no pairing
+
+            failure_mix.show(report, pair)
+        _operations(pair)
+        return
     available = [m for m in ui.record_metrics(report) if all(per_system[n][m].notna().any() for n in pair)]
     if not available:
         st.warning(f"{', '.join(ui.plain(n) for n in pair)} share no quality metric with values (their records "
@@ -291,7 +325,8 @@ def _records_view() -> None:
     digests = tuple(f.digest for f in session.record_files())
     # Keyed by everything that defines the numbers: the files, k, rel_level, systems, settings.
     queries = _compare_and_show("records", pair, metrics, (test, correction, alpha), lambda: loaders.compare_records(
-        digests, RECORDS_K, ui.rel_level(), pair, tuple(metrics), test, correction, alpha, report, pairs), pairs)
+        digests, RECORDS_K, ui.rel_level(), pair, tuple(metrics), test, correction, alpha, report, pairs, pair_by,
+        keys), pairs)
     if len(pair) == 2:
         from dashboard import failure_mix  # how the failure mix shifts between the two systems
         failure_mix.show(report, pair)
@@ -300,11 +335,12 @@ def _records_view() -> None:
         return
     if queries:
         st.subheader("One request, both systems")
-        query = ui.pick("Request (query id)", queries, key="compare_query")
+        query = ui.pick(f"Request ({PAIR_BY_LABELS[pair_by]})", queries, key="compare_query")
         frame = records.frame
+        frame_keys = frame["query_id"].astype(str) if keys is None else keys.astype(str)
         columns = st.columns(2)
         for column, name in zip(columns, pair):
-            row = frame[(frame["system"] == name) & (frame["query_id"].astype(str) == query)]
+            row = frame[(frame["system"] == name) & (frame_keys == query)]
             with column:
                 st.text(f"{name}, request {query}")
                 if row.empty:

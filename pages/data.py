@@ -16,7 +16,9 @@ _UPLOADERS = (
     ("records", "Per-request records",
      "JSONL, JSON, CSV or Parquet, one row per request: RAGAS results (to_pandas() saved to CSV, JSON, JSONL or "
      "Parquet), DeepEval test runs, TruLens records with feedback, Phoenix evaluate_dataframe results, "
-     "RAGChecker files."),
+     "RAGChecker files. Traces too (OTLP JSON or protobuf as the OpenTelemetry Collector writes them, Phoenix's "
+     "spans export): one record per trace. Latency percentile tables (EvalSuite's, LLMPerf summaries, Locust "
+     "stats) are recognised and shown on the Latency page as summaries."),
 )
 
 
@@ -141,6 +143,26 @@ def _records_table() -> None:
             st.rerun()
 
 
+def _latency_tables() -> None:
+    files = session.latency_table_files()
+    if not files:
+        return
+    st.subheader(f"Latency percentile tables ({len(files)})")
+    st.caption("Summaries of requests (percentiles per system and stage), not requests: the Latency page shows "
+               "them beside the percentiles computed from the loaded requests.")
+    rows = []
+    for f in files:
+        table = loaders.read_latency_table(f.digest, f.name, f.data)
+        rows.append({"file": f.name, "written by": table.tool, "systems": ", ".join(map(str, table.systems)),
+                     "stages": ", ".join(map(str, table.table["stage"].drop_duplicates())), "sample": f.sample,
+                     "sha256": f.digest[:12]})
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    for f in files:
+        if st.button(f"Remove {ui.plain(f.name)}", key=f"data_remove_{f.key}"):
+            session.remove(f.key)
+            st.rerun()
+
+
 def render() -> None:
     st.title("Data")
     st.caption("Files stay in this browser session until you save them with Save and share (below); reloading the "
@@ -161,6 +183,7 @@ def render() -> None:
     _runs_table()
     _qrels_table()
     _records_table()
+    _latency_tables()
     share.data_page_section()
 
 

@@ -91,7 +91,8 @@ def render() -> None:
     st.dataframe(failed, hide_index=True, width="stretch")
     ui.download_csv(failed, f"failed_{system}.csv", key="failures_requests_csv")
     with st.expander("How stages are attributed (the rules, in the order they are tried)"):
-        rules = pd.DataFrame([{"rule": rule, "stage": stage or "as given", "when": text}
+        rules = pd.DataFrame([{"rule": rule, "stage": stage or ("by span kind" if rule == "span in error" else "as given"),
+                               "when": text}
                               for rule, (stage, text) in ATTRIBUTION_RULES.items()])
         st.table(rules.set_index("rule"))  # a static table: a grid in a closed expander is never drawn
         st.caption("A request has failed when a failure_stage is given, when success is false, or - success unknown - "

@@ -1,13 +1,17 @@
-"""Latency page: distributions per system and stage (histogram and ECDF, pre-binned with numpy),
-the percentile table, and quality against latency per request where both exist."""
+"""Latency page: the percentile table (and given percentile tables beside it), distributions per
+system and stage (histogram and ECDF, pre-binned with numpy: overlaid for a few systems, small
+multiples for many; a log axis when the values span more than two decades), and quality against
+latency: one point per system with the Pareto front, then per request for the chosen systems."""
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
-from dashboard import ui
+from dashboard import loaders, session, ui
 from dashboard.constants import ECDF_POINTS, HISTOGRAM_BINS, LATENCY_RATE_BINS, SCATTER_POINTS
 from evalsuite import display
+from evalsuite.stats.comparison_report import higher_is_better
 
 
 def _column(stage: str) -> str:
@@ -61,27 +65,84 @@ def render() -> None:
                                 for c in ("mean", "p50", "p90", "p95", "p99")})
     ui.download_csv(latency, "latency_percentiles.csv", key="latency_csv")
 
+    _given_percentiles(report, successful_only)
+
     stages = latency["stage"].drop_duplicates().tolist()
     with_latency = latency["system"].drop_duplicates().tolist()
     # Systems on a row of their own, all by default, so every chip is visible.
     systems = ui.bound(st.multiselect, "Systems", with_latency, default=with_latency, key="latency_systems")
     a, c = st.columns([4, 1], vertical_alignment="bottom")
     stage = ui.pick("Stage", stages, key="latency_stage", container=a)
-    log = ui.bound(c.toggle, "Log scale", key="latency_log")
+    # A log axis by default when the latencies span more than two decades (then most of a linear
+    # axis is empty); the toggle switches it either way.
+    columns = [_column(s) for s in stages]
+    advised = display.log_axis_advised(report.per_query[columns].to_numpy().ravel())
+    log = ui.bound(c.toggle, "Log scale", value=advised, key="latency_log",
+                   help="On by default when the latencies span more than two decades")
     column = _column(stage)
     frame = report.per_query[report.per_query["system"].isin(systems)][["system", column]]
     if frame[column].notna().sum() == 0:
         st.info("No latency values for this stage and these systems.")
     else:
-        left, right = st.columns(2)
-        binned = display.binned_histogram(frame, column, group="system", bins=HISTOGRAM_BINS, log=log)
-        points = display.ecdf_points(frame, column, group="system", max_points=ECDF_POINTS)
-        ui.chart(display.latency_histogram(binned, log=log), key="latency_hist", container=left)
-        ui.chart(display.latency_ecdf(points, log=log), key="latency_ecdf", container=right)
-        st.caption(f"{int(frame[column].notna().sum()):,} requests, drawn from {len(binned):,} bins and "
-                   f"{len(points):,} ECDF points.")
+        _distributions(frame, column, [s for s in systems if s in set(frame.loc[frame[column].notna(), "system"])], log)
         _left_out(report.per_query, column, None, systems, "latency_left_out")
+    _quality(report, column, systems, log)
 
+
+def _distributions(frame, column: str, systems: list[str], log: bool) -> None:
+    """Histogram and ECDF: overlaid for a few systems, one small panel per system for many."""
+    binned = display.binned_histogram(frame, column, group="system", bins=HISTOGRAM_BINS, log=log)
+    points = display.ecdf_points(frame, column, group="system", max_points=ECDF_POINTS)
+    if len(systems) <= display.MANY_SYSTEMS:
+        left, right = st.columns(2)
+        ui.chart(display.legend_below(display.latency_histogram(binned, log=log), len(systems)), key="latency_hist",
+                 container=left)
+        ui.chart(display.legend_below(display.latency_ecdf(points, log=log), len(systems)), key="latency_ecdf",
+                 container=right)
+    else:
+        st.caption(f"{len(systems)} systems: one panel each (more than {display.MANY_SYSTEMS} overlaid are a "
+                   "tangle); every panel has the same axes, and each ECDF shows the other systems in grey.")
+        ui.chart(display.latency_histogram_grid(binned, systems, log=log), key="latency_hist")
+        ui.chart(display.latency_ecdf_grid(points, systems, log=log), key="latency_ecdf")
+    st.caption(f"{int(frame[column].notna().sum()):,} requests, drawn from {len(binned):,} bins and "
+               f"{len(points):,} ECDF points{'; log latency axis' if log else ''}.")
+
+
+def _given_percentiles(report, successful_only: bool) -> None:
+    """Percentile tables uploaded with the records (LLMPerf summaries ...): given beside computed."""
+    files = session.latency_table_files()
+    if not files:
+        return
+    st.subheader("Given percentiles beside computed")
+    tables = []
+    for f in files:
+        try:
+            given = loaders.read_latency_table(f.digest, f.name, f.data)
+        except Exception as exc:
+            ui.show_error(exc)
+            continue
+        tables.append(given.table.assign(source=f"{f.name} ({given.tool})"))
+    if not tables:
+        return
+    given = pd.concat(tables, ignore_index=True)
+    computed = report.latency_table
+    if successful_only or "success" in report.per_query.columns:
+        computed = display.latency_percentiles(
+            report.per_query, {_column(s): s for s in computed["stage"].drop_duplicates()},
+            successful_only=successful_only)
+    both = display.given_and_computed(given, computed)
+    st.caption("Summaries read from percentile tables (never as requests), beside the same statistics computed "
+               "from the loaded requests of the same system and stage (diff = computed - given; ms). "
+               + ("Computed over the successful requests only, as LLMPerf summarises." if successful_only else
+                  "Computed over every request with a latency; LLMPerf summarises the successful ones only "
+                  "(switch on \"Successful requests only\" above)." if "success" in report.per_query.columns else ""))
+    st.dataframe(both, hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(c, format="%.2f") for c in both.columns
+                                if c.split(" ")[0] in ("mean", "p50", "p90", "p95", "p99")})
+    ui.download_csv(both, "latency_given_and_computed.csv", key="latency_given_csv")
+
+
+def _quality(report, column: str, systems: list[str], log: bool) -> None:
     st.subheader("Quality against latency")
     candidates = ui.record_metrics(report)
     has_latency = report.per_query[column].notna()
@@ -97,11 +158,34 @@ def render() -> None:
         st.info(f"No request of these systems has both {ui.plain(metric)} and {ui.plain(column)}: the records that have one lack the other.")
         return
     _left_out(report.per_query, column, metric, systems, "latency_quality_left_out")
+    higher = higher_is_better(metric)
+    per_system = display.system_quality_latency(both, metric, column, higher_is_better=higher)
+    default = display.pick_shown(per_system["system"].tolist(), per_system)
+    shown_systems = ui.bound(st.multiselect, f"Systems to label and draw per request (at most {display.MANY_SYSTEMS} "
+                             "read well; the Pareto front is always labelled)", per_system["system"].tolist(),
+                             default=default, key="latency_request_systems")
+    system_log = log and display.log_axis_advised(per_system["latency p50"], decades=1)  # medians: denser
+    ui.chart(display.quality_latency_pareto(per_system, metric, _latency_words(column), log=system_log,
+                                            labelled=None if len(per_system) <= 8 else shown_systems),
+             key="latency_pareto")
+    st.caption(f"One point per system: the median {ui.plain(_latency_words(column))} and the mean {ui.plain(metric)} over "
+               "its requests with both values. Red: the Pareto front - no other system is both faster and "
+               + ("better" if higher else "lower (lower is better here)") + ".")
+    st.dataframe(per_system, hide_index=True, width="stretch", height=min(36 * (len(per_system) + 1) + 2, 300),
+                 column_config={"latency p50": st.column_config.NumberColumn("latency p50", format="%.1f"),
+                                f"{metric} mean": st.column_config.NumberColumn(f"{metric} mean", format="%.3f")})
+    both = both[both["system"].isin(shown_systems)]
+    if both.empty:
+        st.info("Choose systems to see their requests.")
+        return
     if display.is_binary(both[metric]):
         # A 0/1 metric (success) as a scatter puts every point on y = 0 or 1: show instead the share
         # of requests with 1 per latency bin (equal-count bins over all requests shown).
         rates = display.rate_by_latency_bin(both, metric, column, bins=LATENCY_RATE_BINS)
-        ui.chart(display.rate_by_latency(rates, metric, column), key="latency_rate")
+        figure = display.legend_below(display.rate_by_latency(rates, metric, column), len(shown_systems))
+        if log and display.log_axis_advised(both[column]):
+            figure.update_xaxes(type="log")
+        ui.chart(figure, key="latency_rate")
         st.caption(f"{ui.plain(metric)} is 0 or 1 per request: each point is the share of requests with 1 among those in a "
                    f"latency bin (bins at the latency quantiles of the {len(both):,} requests shown, so of about equal "
                    "request counts; the n column gives each bin's), with its "
@@ -112,10 +196,19 @@ def render() -> None:
         ui.download_csv(rates, "rate_by_latency.csv", key="latency_rate_csv", label="Download CSV (rate per bin)")
     else:
         shown, sampled = display.sample_rows(both, SCATTER_POINTS)
-        ui.chart(display.quality_latency_scatter(shown, metric, column), key="latency_scatter")
+        figure = display.legend_below(display.quality_latency_scatter(shown, metric, column), len(shown_systems))
+        if log and display.log_axis_advised(shown[column]):
+            figure.update_xaxes(type="log")
+        ui.chart(figure, key="latency_scatter")
         if sampled:
             st.caption(f"A seeded sample of {len(shown):,} of {len(both):,} requests.")
     ui.download_csv(both, "quality_latency.csv", key="latency_quality_csv", label="Download CSV (per request)")
+
+
+def _latency_words(column: str) -> str:
+    if column == "latency_ms":
+        return "end-to-end latency"
+    return f"{column[len('latency_'):-len('_ms')]} latency"
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ def _loaded_after_import(modules: list[str]) -> list[str]:
 
 def test_no_module_of_the_evaluation_package_loads_streamlit_plotly_or_psycopg():
     modules = [m.name for m in pkgutil.walk_packages(evalsuite.__path__, "evalsuite.")
-               if m.name not in ("evalsuite.__main__", "evalsuite.display._figures")]
+               if m.name not in ("evalsuite.__main__", "evalsuite.display._figures", "evalsuite.display._figures_latency")]
     assert "evalsuite.storage._store" in modules and "evalsuite.display._tables_ranking" in modules
     assert _loaded_after_import(["evalsuite", *modules]) == []
 
@@ -94,6 +94,12 @@ TESTED_BY = {
     "evalsuite.records.validation": "records/test_records.py",
     "evalsuite.records.vendors": "records/test_exports.py",
     "evalsuite.score": "metrics/test_ranking.py",
+    "evalsuite.records.traces": "io/test_traces.py",
+    "evalsuite.io._span_values": "io/test_traces.py",
+    "evalsuite.io._phoenix_spans": "io/test_traces.py",
+    "evalsuite.io._latency_table": "io/test_latency_tables.py",
+    "evalsuite.display._latency": "display/test_latency_views.py",
+    "evalsuite.display._figures_latency": "display/test_latency_views.py",
     "evalsuite.stats.agreement": "stats/test_calibration.py",
     "evalsuite.stats.comparison": "stats/test_compare.py",
     "evalsuite.stats.comparison_report": "stats/test_compare.py",

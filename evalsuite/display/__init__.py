@@ -16,15 +16,20 @@ from ._tables_ranking import *  # noqa: F401,F403  (the tables' __all__)
 from ._tables_ranking import __all__ as _RANKING_TABLES
 from ._tables_records import *  # noqa: F401,F403
 from ._tables_records import __all__ as _RECORDS_TABLES
+from ._latency import *  # noqa: F401,F403
+from ._latency import __all__ as _LATENCY_TABLES
 
-_TABLES = [*_RANKING_TABLES, *_COMPARISON_TABLES, *_RECORDS_TABLES]
+_TABLES = [*_RANKING_TABLES, *_COMPARISON_TABLES, *_RECORDS_TABLES, *_LATENCY_TABLES]
 
 _FIGURES = ("STAGE_COLORS", "metric_bars", "per_query_bars", "latency_histogram", "latency_ecdf", "failure_pie",
             "failure_bars", "difference_bars", "system_scatter", "quality_latency_scatter", "rate_by_latency",
             "value_range", "rag_metric_bars", "failure_mix_bars", "pr_curve", "difference_heatmap")
 
-__all__ = [*_TABLES, *_FIGURES, "InputFile", "ReportSection", "html_report", "sha256_hex", "plotly_text",
-           "plotly_plain", "figure_caption"]
+# Figures for many systems (small multiples, the Pareto chart) live in their own module.
+_LATENCY_FIGURES = ("latency_histogram_grid", "latency_ecdf_grid", "quality_latency_pareto", "legend_below")
+
+__all__ = [*_TABLES, *_FIGURES, *_LATENCY_FIGURES, "InputFile", "ReportSection", "html_report", "sha256_hex",
+           "plotly_text", "plotly_plain", "figure_caption"]
 
 
 def __getattr__(name: str):
@@ -33,4 +38,8 @@ def __getattr__(name: str):
         from . import _figures
 
         return getattr(_figures, name)
+    if name in _LATENCY_FIGURES:
+        from . import _figures_latency
+
+        return getattr(_figures_latency, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,6 +13,11 @@ worker process that no file can crash, freeze or exhaust.
   Parquet; the parsers are in ``_read_ranked.py``);
 - :mod:`~evalsuite.io.record_files`: ``read_records`` (JSONL, JSON, CSV/TSV, Parquet; RAGAS,
   DeepEval, TruLens, Phoenix, RAGChecker exports) and writing records back;
+- :mod:`~evalsuite.io.traces`: ``read_traces`` (OTLP JSON and protobuf, Phoenix's spans export;
+  the Phoenix parser is ``_phoenix_spans.py``, the span values all formats share
+  ``_span_values.py``), one record per trace;
+- :mod:`~evalsuite.io.latency_tables`: ``read_latency_table`` (percentile tables: EvalSuite's,
+  LLMPerf summaries, Locust stats), summaries that are never read as requests;
 - :mod:`~evalsuite.io.isolation`: the pool of reader processes behind ``isolate=True``
   (the worker program is ``_reader_worker.py``).
 

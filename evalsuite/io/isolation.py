@@ -58,7 +58,7 @@ DEFAULT_WORKERS = 2
 
 _STARTUP_S = 60.0  # a worker's imports on a loaded machine
 _FRAME = struct.Struct("<Q")
-_KINDS = ("run", "qrels", "records")
+_KINDS = ("run", "qrels", "records", "traces", "latency_table")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -121,6 +121,10 @@ def serialise(result, prefix: str) -> tuple[dict, int]:
         header = {"type": "records", "source": result.source, "warnings": list(result.warnings),
                   "aliases": dict(result.aliases), "extra_columns": list(result.extra_columns),
                   "score_columns": list(result.score_columns)}
+    elif type(result).__name__ == "LatencyTable":
+        tables = [pa.Table.from_pandas(result.table, preserve_index=False)]
+        header = {"type": "latency_table", "tool": result.tool, "source": result.source,
+                  "warnings": list(result.warnings)}
     else:
         raise TypeError(f"cannot send a {type(result).__name__}")
     for i, table in enumerate(tables):
@@ -149,6 +153,10 @@ def deserialise(header: dict, prefix: str, parts: int):
     if kind == "records" and parts == 1:
         return Records(tables[0], source=header["source"], warnings=header["warnings"], aliases=header["aliases"],
                        extra_columns=header["extra_columns"], score_columns=header.get("score_columns", ()))
+    if kind == "latency_table" and parts == 1:
+        from ._latency_table import LatencyTable
+
+        return LatencyTable(tables[0].to_pandas(), header["tool"], header["source"], header["warnings"])
     raise EvalSuiteError("the reader sent an unknown result", field="type", value=kind)
 
 
@@ -384,7 +392,7 @@ class ReaderPool:
             buffer += piece
 
     def read(self, kind: str, data: bytes | None, source_name: str, *, path: str | None = None, **options) -> Any:
-        """Parse ``data`` (or the file at ``path``) as ``kind`` ("run", "qrels", "records") in a worker.
+        """Parse ``data`` (or the file at ``path``) as ``kind`` ("run", "qrels", "records", "traces") in a worker.
 
         ``options`` are the reader's keyword arguments (format, limits, name, duplicates,
         system, failure_stages). Returns what the in-process reader returns; raises what it
@@ -535,9 +543,9 @@ def read_isolated(kind: str, path_or_buffer, source_name: str | None = None, *, 
 
     Parameters
     ----------
-    kind : {"run", "qrels", "records"}
-        Which reader: :func:`evalsuite.read_run`, :func:`evalsuite.read_qrels` or
-        :func:`evalsuite.read_records`.
+    kind : {"run", "qrels", "records", "traces"}
+        Which reader: :func:`evalsuite.read_run`, :func:`evalsuite.read_qrels`,
+        :func:`evalsuite.read_records` or :func:`evalsuite.read_traces`.
     path_or_buffer : path, bytes or binary file object
         The file. A path is opened by the worker; bytes are sent to it.
     source_name : str, optional

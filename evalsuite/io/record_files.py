@@ -28,6 +28,7 @@ from ..records.table import Records, map_columns, records_from_rows, records_fro
 from ..records.validation import RowError
 from ..records.vendors import deepeval_rows, deepeval_score_keys, python_list_literal
 from ._lines import nonblank_lines
+from .latency_tables import detect_latency_table, percentile_columns
 from ._reading import (
     PathOrBuffer, _load, _shown_name, check_input, json_load, jsonl_rows, jsonl_table, open_parquet,
     read_parquet_table, repeated_name, unique_keys,
@@ -315,15 +316,30 @@ def _read_records(path_or_buffer, format, source_name, system, failure_stages, l
     fmt = format.lower() if isinstance(format, str) else detect_records_format(inp.head, inp.ext_name)
     if fmt not in _RECORD_FORMATS:
         raise EvalSuiteError(f"unknown records format; use one of {', '.join(_RECORD_FORMATS)}", field="format", value=format)
+    if fmt in ("csv", "json", "jsonl") and detect_latency_table(inp.head, inp.ext_name) is not None:
+        raise EvalSuiteError("a latency percentile table (a summary of requests per system and stage), not "
+                             "per-request records: read it with read_latency_table (the Data page shows it on the "
+                             "Latency page beside the percentiles computed from the requests)", source=inp.name,
+                             field="format", value=detect_latency_table(inp.head, inp.ext_name))
     try:
         check_input(inp, fmt, limits)
         if fmt == "jsonl":
-            return _read_jsonl(inp, system, failure_stages, limits)
-        if fmt == "json":
-            return _read_json(inp, system, failure_stages, limits)
-        if fmt == "parquet":
-            return _read_parquet(inp, system, failure_stages, limits)
-        return _read_delimited(inp, "," if fmt == "csv" else "\t", system, failure_stages, limits)
+            records = _read_jsonl(inp, system, failure_stages, limits)
+        elif fmt == "json":
+            records = _read_json(inp, system, failure_stages, limits)
+        elif fmt == "parquet":
+            records = _read_parquet(inp, system, failure_stages, limits)
+        else:
+            records = _read_delimited(inp, "," if fmt == "csv" else "\t", system, failure_stages, limits)
+        percentiles = percentile_columns(records.extra_columns)
+        if len(percentiles) >= 2:
+            records.warnings.append(f"the file has percentile columns ({', '.join(percentiles[:6])}) as well as "
+                                    "per-request fields: read as per-request records, one per row; the percentile "
+                                    "columns are kept, not used (a percentile table has no per-request fields)")
+        if {"context.trace_id", "parent_id"} <= set(records.extra_columns):
+            records.warnings.append("this looks like Phoenix's spans export: read as one record per span; "
+                                    "read_traces makes one record per trace (the Data page does)")
+        return records
     except UnicodeEncodeError as exc:
         raise not_unicode_error(exc, inp.name) from None
     except UnicodeDecodeError as exc:

@@ -11,7 +11,10 @@
 - :mod:`~evalsuite.records.evaluation`: :func:`~evalsuite.records.evaluation.evaluate_records`,
   every metric the records' fields allow, per system;
 - :mod:`~evalsuite.records.attribution`: the failure stage of each failed request, from its
-  judgements.
+  judgements (or, for traces, the span where its first error began);
+- :mod:`~evalsuite.records.traces`: records built from trace spans (stages, failures, tokens);
+- :mod:`~evalsuite.records.pairing`: the key that pairs two systems' requests (query id,
+  question text, request index).
 
 Files of records are read (and written) by :mod:`evalsuite.io.record_files`. The public names
 are also names of the package root (``evalsuite.Records``, ``evalsuite.evaluate_records``).

@@ -5,21 +5,24 @@ judgements").
 A ``failure_stage`` given in the records always wins. Otherwise the first rule that applies
 decides, in this order (:data:`ATTRIBUTION_RULES`):
 
-1. orchestration - the request's ``error`` text names a timeout, rate limit, HTTP 429/5xx,
+1. (traces) the span where the request's first error began (``failed_span_kind``, written by
+   :func:`evalsuite.read_traces`): RETRIEVER, RERANKER or EMBEDDING -> retrieval, LLM ->
+   generation, TOOL, CHAIN, AGENT or any other kind -> orchestration.
+2. orchestration - the request's ``error`` text names a timeout, rate limit, HTTP 429/5xx,
    connection, tool or exception: the pipeline itself broke, whatever the judgements say.
-2. retrieval - no relevant context was retrieved: context recall 0 (no reference claim is
+3. retrieval - no relevant context was retrieved: context recall 0 (no reference claim is
    supported by the retrieved context), no ``relevant_ids`` entry among ``context_ids``, or no
    retrieved chunk judged relevant (``context_relevant``).
-3. evidence - relevant context was retrieved but it is insufficient: context recall strictly
+4. evidence - relevant context was retrieved but it is insufficient: context recall strictly
    between 0 and 1.
-4. generation - the evidence was there (or retrieval was not judged) but the answer has claims
+5. generation - the evidence was there (or retrieval was not judged) but the answer has claims
    the retrieved context does not support, or is wrong against the reference (an answer claim
    not in the reference, or a reference claim missing from the answer).
-5. other - failed (``success`` false, or an error text) with nothing above explaining it.
+6. other - failed (``success`` false, or an error text) with nothing above explaining it.
 
-A request has failed when it has a given ``failure_stage``, when ``success`` is false, or - when
-``success`` is unknown - when it has an ``error`` text or a judgement that shows a problem (rules
-2 and 4; a partial context recall alone is no failure when the answer is right). A request with
+A request has failed when it has a given ``failure_stage`` or a span in error, when ``success``
+is false, or - when ``success`` is unknown - when it has an ``error`` text or a judgement that
+shows a problem (rules 3 and 5; a partial context recall alone is no failure when the answer is right). A request with
 ``success`` true has not failed unless a ``failure_stage`` is given.
 
 The stage taxonomy follows RAGChecker's diagnosis of retriever and generator errors (Ru et al.,
@@ -42,11 +45,14 @@ from ..metrics.operational import FAILURE_STAGES
 from ..metrics.judgement_lists import JudgementLists
 from .table import Records
 
-__all__ = ["attribute_failures", "with_attributed_failures", "ATTRIBUTION_RULES", "ORCHESTRATION_ERROR"]
+__all__ = ["attribute_failures", "with_attributed_failures", "ATTRIBUTION_RULES", "ORCHESTRATION_ERROR",
+           "SPAN_KIND_STAGES"]
 
 # Rule id -> (stage, what it means), in the order the rules are tried.
 ATTRIBUTION_RULES: dict[str, tuple[str | None, str]] = {
     "given": (None, "failure_stage given in the records (always wins)"),
+    "span in error": (None, "traces: the span where the first error began - RETRIEVER, RERANKER or EMBEDDING -> "
+                            "retrieval; LLM -> generation; TOOL, CHAIN, AGENT or another kind -> orchestration"),
     "error text": ("orchestration", "the error text names a timeout, rate limit, HTTP 429/5xx, connection, tool or "
                                     "exception"),
     "context recall 0": ("retrieval", "no reference claim is supported by the retrieved context"),
@@ -57,6 +63,8 @@ ATTRIBUTION_RULES: dict[str, tuple[str | None, str]] = {
     "wrong answer": ("generation", "answer claims not in the reference, or reference claims missing from the answer"),
     "unexplained": ("other", "failed (success false or an error) and no rule above applies"),
 }
+# Traces: the kind of the span where the first error began (failed_span_kind) -> stage.
+SPAN_KIND_STAGES = {"RETRIEVER": "retrieval", "RERANKER": "retrieval", "EMBEDDING": "retrieval", "LLM": "generation"}
 # Error texts of the pipeline itself rather than of retrieval or generation quality.
 ORCHESTRATION_ERROR = re.compile(
     r"time[ -]?out|timed out|rate[ -]?limit|too many requests|\b429\b|\b50[0-9]\b|connection|unavailable|"
@@ -141,6 +149,8 @@ def attribute_failures(records: Records, *, rel_level: float = 1) -> pd.DataFram
         succeeded = success_col.fill_null(False).to_numpy(zero_copy_only=False).astype(bool)
     else:
         success_known, succeeded = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    span_kinds = _strings(table, "failed_span_kind", n)
+    has_span = span_kinds.is_valid().to_numpy(zero_copy_only=False)
     errors = _strings(table, "error", n)
     has_error = pc.fill_null(pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(errors)), 0), False).to_numpy(
         zero_copy_only=False)
@@ -155,15 +165,16 @@ def attribute_failures(records: Records, *, rel_level: float = 1) -> pd.DataFram
         wrong = (in_ref < 1) | (covered < 1)
     retrieval_judged = ~np.isnan(recall) | (wanted > 0) | (relevant_judged > 0)
     problem = recall_zero | no_hit | no_relevant_chunk | unsupported | wrong
-    failed = has_given | np.where(success_known, ~succeeded, has_error | problem)
+    failed = has_given | has_span | np.where(success_known, ~succeeded, has_error | problem)
     # The rules in order: the first that applies decides (np.select takes the first true condition).
-    conditions = [has_given, ~failed, orchestration, recall_zero, no_hit, no_relevant_chunk, recall_partial,
+    conditions = [has_given, ~failed, has_span, orchestration, recall_zero, no_hit, no_relevant_chunk, recall_partial,
                   unsupported, wrong]
-    rules = ["given", None, "error text", "context recall 0", "no relevant id retrieved", "no relevant chunk",
-             "partial context recall", "unsupported answer claims", "wrong answer"]
+    rules = ["given", None, "span in error", "error text", "context recall 0", "no relevant id retrieved",
+             "no relevant chunk", "partial context recall", "unsupported answer claims", "wrong answer"]
     choice = np.select(conditions, np.arange(len(conditions)), default=len(conditions))
     rule_names = rules + ["unexplained"]
     given_list = given.to_pylist()
+    span_list = span_kinds.to_pylist() if has_span.any() else None
     error_list = None
     rule_col: list = [None] * n
     stage_col: list = [None] * n
@@ -174,6 +185,12 @@ def attribute_failures(records: Records, *, rel_level: float = 1) -> pd.DataFram
         if rule == "given":
             stage_col[i] = given_list[i].strip().lower()
             reason_col[i] = f"failure_stage {given_list[i]!r} given in the records"
+            continue
+        if rule == "span in error":
+            kind = span_list[i] if span_list is not None else None
+            stage_col[i] = SPAN_KIND_STAGES.get(str(kind).strip().upper(), "orchestration")
+            reason_col[i] = f"first span in error: {kind} -> {stage_col[i]}" + (
+                f"; {errors[i].as_py()[:200]}" if has_error[i] else "")
             continue
         stage_col[i] = ATTRIBUTION_RULES[rule][0]
         if rule == "error text" or rule == "unexplained":

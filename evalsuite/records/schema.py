@@ -37,6 +37,7 @@ FIELDS: dict[str, str] = {
     "failure_stage": "text",
     "latency_ms": "latency",
     "error": "text",
+    "failed_span_kind": "text",
 }
 # Per-request metric values a file may carry already computed (a RAGAS result exported with
 # ``to_pandas()``, say): used as given when the judgement lists they come from are absent.

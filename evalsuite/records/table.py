@@ -151,6 +151,8 @@ def require_record_fields(mapping: dict, columns: Sequence[str], source: str) ->
     shown = ", ".join(map(str, list(columns)[:8]))
     looks_trec = 4 <= len(columns) <= 6 and any(str(c).strip().upper() == "Q0" or str(c).strip() == "0" for c in columns)
     hint = " - this looks like a TREC run or qrels file: load it as a run or as qrels" if looks_trec else ""
+    if {"resourceSpans", "resource_spans"} & {str(c) for c in columns}:
+        hint = " - this is an OpenTelemetry trace file (OTLP): read it with read_traces"
     raise EvalSuiteError(
         "no column is a per-request record field (query_id, system, question, answer, contexts, "
         f"answer_claims_supported, success, failure_stage, latency_ms ...; RAGAS, DeepEval and RAGChecker names too); "

@@ -461,8 +461,8 @@ def compare_records(report, metrics: str | Sequence[str] | None = None, systems:
                     baseline: str | None = None, pairs: str = "baseline", test: str = "permutation",
                     correction: str | None = "holm", alpha: float = 0.05, seed: int = 0, n_resamples: int = 10_000,
                     ci: str = "bca", confidence: float = 0.95, tie_tolerance: float = 1e-9,
-                    zero_method: str = "wilcox") -> ComparisonReport:
-    """Compare systems on per-request RAG metrics, pairing requests by ``query_id``.
+                    zero_method: str = "wilcox", pair_by="query_id") -> ComparisonReport:
+    """Compare systems on per-request RAG metrics, pairing requests by ``query_id`` (or another key).
 
     Parameters
     ----------
@@ -480,6 +480,11 @@ def compare_records(report, metrics: str | Sequence[str] | None = None, systems:
         As in :func:`compare_per_query`. Requests undefined for a metric (NaN, e.g. an answer
         with no claims for faithfulness) are left out of that metric's comparison and counted
         (``n_dropped_nan``); requests only one system answered are counted in ``n_unpaired``.
+    pair_by : {"query_id", "request_index"} or sequence of str, keyword-only
+        What makes two systems' requests the same request: the query id (default), the n-th
+        request of each system in file order, or one key per row of ``report.per_query``
+        (:func:`evalsuite.records.pairing.request_keys` of the records, e.g. by question text);
+        rows whose key is None are left out.
 
     Returns
     -------
@@ -538,10 +543,21 @@ def compare_records(report, metrics: str | Sequence[str] | None = None, systems:
                                  field="systems", value=system)
     if len(set(chosen)) != len(chosen):
         raise EvalSuiteError("a system is named twice", field="systems", value=chosen)
+    if isinstance(pair_by, str):
+        from ..records.pairing import request_keys
+
+        keys = request_keys(frame, pair_by) if pair_by != "query_id" else None
+    else:
+        keys = pd.Series(list(pair_by), index=frame.index, dtype=object)
+        if len(keys) != len(frame):
+            raise EvalSuiteError(f"pair_by has {len(keys)} keys for {len(frame)} requests", field="pair_by")
+    if keys is not None:
+        frame = frame.assign(query_id=keys)[keys.notna().to_numpy()]
     labels = frame["system"].to_numpy(dtype=object)
     per_system = {s: frame.loc[labels == s, ["query_id", *metrics]].set_index("query_id") for s in chosen}
     result = compare_per_query(per_system, metrics, baseline=baseline, pairs=pairs, test=test,
                                correction=correction, alpha=alpha, seed=seed, n_resamples=n_resamples, ci=ci,
                                confidence=confidence, tie_tolerance=tie_tolerance, zero_method=zero_method)
     result.params["source"] = report.params.get("source")
+    result.params["pair_by"] = pair_by if isinstance(pair_by, str) else "given keys"
     return result

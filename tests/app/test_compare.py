@@ -3,6 +3,8 @@ a verdict above the table, and a baseline with several systems (systems x metric
 
 from __future__ import annotations
 
+import pytest
+
 import numpy as np
 import pandas as pd
 
@@ -185,3 +187,28 @@ def test_records_with_human_labels_get_the_prediction_powered_difference():
         expected.estimate, expected.low, expected.high)
     assert row["human-labelled requests"] == expected.n
     assert "Difference with prediction-powered inference" in texts(at.subheader)
+
+
+def test_llmperf_runs_compare_request_by_request_when_paired_by_index():
+    """Issue 30: LLMPerf's request ids name the system (groq_70b-000), so by query id two endpoints share
+    no request; by request index the n-th requests pair, and the comparison's differences are those of
+    the n-th requests' values in the file."""
+    import json
+
+    import numpy as np
+
+    from .helpers import RAG
+
+    rows = [json.loads(line) for line in (RAG / "llmperf_requests.jsonl").open()]
+    query = {"compare_source": "per-request records", "compare_a": "groq_70b", "compare_b": "anyscale_13b"}
+    at = open_page("compare", query=query)
+    assert any("no request in common by query id" in w.value.replace("\\", "") for w in at.warning)
+    at.radio(key="compare_pair_by").set_value("request index within system").run()
+    table = next(d.value for d in at.dataframe if "W/T/L" in d.value.columns)
+    success = table[table["metric"] == "success"].iloc[0]
+    a = [r for r in rows if r["system"] == "groq_70b"]
+    b = [r for r in rows if r["system"] == "anyscale_13b"]
+    n = min(len(a), len(b))
+    assert success["n"] == n
+    assert success["mean baseline"] == pytest.approx(np.mean([r["success"] for r in a[:n]]))
+    assert success["mean system"] == pytest.approx(np.mean([r["success"] for r in b[:n]]))

@@ -79,4 +79,5 @@ def test_report_carries_the_overview_selection_and_escapes_user_text(deferred_do
     # A report made on another page keeps the Overview selection and has that page's charts.
     at.switch_page("pages/latency.py").run()
     text = report_of(deferred_downloads, "latency")
-    assert "&quot;precision@5&quot;" in text and text.count("Plotly.newPlot(") == 3
+    # histogram, ECDF, quality against latency per system (Pareto) and per request
+    assert "&quot;precision@5&quot;" in text and text.count("Plotly.newPlot(") == 4
