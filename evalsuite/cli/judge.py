@@ -230,7 +230,8 @@ def ending(name: str, stats, max_missing: float | None) -> int:
     if outcome.status == "budget":
         print(f"evalsuite {name}: stopped before the budget would be passed; {hints['budget']}", file=sys.stderr)
     elif outcome.status != "done":
-        print(f"evalsuite {name}: {outcome.status}: {outcome.message}; {hints[outcome.status]} (exit {outcome.exit_code})",
+        why = "" if outcome.message in ("", outcome.status) else f": {outcome.message}"
+        print(f"evalsuite {name}: {outcome.status}{why}; {hints[outcome.status]} (exit {outcome.exit_code})",
               file=sys.stderr)
     return outcome.exit_code
 

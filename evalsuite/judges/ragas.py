@@ -446,6 +446,8 @@ class RagasJudge:
             table = records.table
             self.stats.add(rule_decided=judged.stats.rule_decided)
             done[similarity.unfinished] = False  # pairs a stop left unembedded
+            if judged.stats.stopped:  # Ctrl-C while it embedded: the later phases do not run
+                self._stop.set()
         if "answer_relevancy" in wanted and "generated_questions" in table.column_names and not self._stop.is_set():
             generated = table.column("generated_questions").to_pylist()
             old = (table.column("question_similarities").to_pylist() if "question_similarities" in table.column_names
@@ -463,8 +465,10 @@ class RagasJudge:
                 spans.append((i, len(texts), len(gen)))
                 texts += [row["question"], *gen]
             if hasattr(embedder, "embed_partial"):
-                vectors, embedded, _ = embedder.embed_partial(texts, stop=self._stop) if texts else (
+                vectors, embedded, interrupted = embedder.embed_partial(texts, stop=self._stop) if texts else (
                     np.zeros((0, 1)), np.zeros(0, bool), False)
+                if interrupted:
+                    self._stop.set()
             else:
                 vectors, embedded = embedder.embed(texts) if texts else np.zeros((0, 1)), np.ones(len(texts), bool)
             from .embedding import cosine_similarity

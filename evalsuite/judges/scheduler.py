@@ -375,6 +375,7 @@ class RequestLoop:
             return "mode", None, 0  # the mode was rejected while this call waited: ask again in the next one
         if judge.budget is not None and not self._admit(call):
             return "stopped", None, 0
+        judge.endpoint.prepare()
         last = "failed"
         for attempt in range(judge.max_retries + 1):
             remaining = control.remaining()

@@ -193,6 +193,11 @@ class ChatEndpoint:
     def __repr__(self) -> str:  # never shows the key
         return f"ChatEndpoint(host={self.host!r}, model={self.model!r})"
 
+    def prepare(self) -> None:
+        """Import ``openai`` and make the client now (seconds on a busy machine), so that the
+        time is not taken as the endpoint's silence."""
+        self._get_client()
+
     def _get_client(self):
         with self._lock:
             if self._client is None:
