@@ -29,8 +29,12 @@ def _progress() -> None:
     st.subheader("Run")
     fraction = min(1.0, job.done / job.total) if job.total else 0.0
     stats = job.stats
+    waiting = (f", {stats['in_flight']} waiting for a reply (the oldest {stats.get('waiting_s', 0.0):.0f} s)"
+               if job.running and stats.get("in_flight") else "")
+    failed = sum((stats.get("failures") or {}).values())
     label = (f"{job.file_name}: {job.done} of {job.total} steps; {stats.get('calls', 0)} requests, "
-             f"{stats.get('cache_hits', 0)} from the cache, cost {stats.get('cost', 0.0):.4f}")
+             f"{stats.get('cache_hits', 0)} from the cache{waiting}" + (f", {failed} failed attempts" if failed else "")
+             + f", cost {stats.get('cost', 0.0):.4f}")
     st.progress(fraction, text=ui.plain(label))
     st.caption(f"Status: {job.status}")
     if job.running:

@@ -225,3 +225,20 @@ def test_offline_judges_run_without_an_endpoint_and_show_what_changed(monkeypatc
     assert 0 <= changes["bleu"]["after"] <= 100 and changes["exact_match"]["records with a value after"] >= 1
     shown = next(d.value for d in at.dataframe if "judged by" in d.value.columns)
     assert list(shown["metric"]) == ["answer_similarity", "bleu", "exact_match"]
+
+
+def test_a_dead_endpoint_ends_the_run_with_the_breakers_reason(monkeypatch):
+    from judge_server import refused_port
+
+    class Dead:
+        base_url = f"http://127.0.0.1:{refused_port()}/v1"
+
+    at = _judge_page(Dead, monkeypatch, metrics=["faithfulness"])
+    at.button(key="judge_start").click().run()
+    _wait(at, lambda j: not j.running, timeout=60)
+    job = at.session_state["judge_job"]
+    assert job.status == "cancelled" and job.outcome == "error" and job.result is None  # the audit log: error
+    assert f"{Dead.base_url.split('/')[2]} failed 10 requests in a row (10 connection refused)" in job.message
+    assert job.stats["calls"] == 0 and job.stats["unreached"] >= 10
+    at.run()
+    assert any("failed 10 requests in a row" in i.value for i in at.info)
