@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 from ..errors import EvalSuiteError
 from ._base import Provenance
-from ._cache import canonical_json
+from ._cache import messages_json
 from .replies import reply_value
 from .run_control import STOP_REASONS
 from .transport import Failure, ModeRejected, backoff_wait
@@ -90,7 +90,7 @@ class _Call:
     request: dict
     mode: str
     bound: float
-    waiters: list = field(default_factory=list)  # (step, slot, ask, messages, messages_json, provenance)
+    waiters: list = field(default_factory=list)  # (step, slot, ask, messages, messages_text, provenance)
     admitted: bool = False  # the budget admitted it (its bound is reserved until its reply is read)
 
 
@@ -233,13 +233,13 @@ class RequestLoop:
         messages = ask.prompt.messages(**ask.fields)
         prov = Provenance(column=ask.column, judge="llm", model=judge.model, endpoint_host=judge.endpoint_host,
                           prompt_version=judge._version(ask.prompt), index=ask.index)
-        self._try(step, slot, ask, messages, canonical_json(messages), prov)
+        self._try(step, slot, ask, messages, messages_json(messages), prov)
 
-    def _try(self, step, slot, ask, messages, messages_json, prov) -> None:
+    def _try(self, step, slot, ask, messages, messages_text, prov) -> None:
         judge = self.judge
         modes = judge.modes[judge._mode_index:]
         for mode in modes:
-            key = judge._key(ask.prompt, messages_json, mode)
+            key = judge._key(ask.prompt, messages_text, mode)
             hit = judge.cache.get(key)
             if hit is not None:
                 self.stats.add(cache_hits=1)
@@ -248,16 +248,16 @@ class RequestLoop:
         if not modes:
             return self._missing(step, slot, prov, "every output mode rejected")
         mode = modes[0]
-        key = judge._key(ask.prompt, messages_json, mode)
+        key = judge._key(ask.prompt, messages_text, mode)
         call = self.calls.get(key)
         if call is not None:  # single-flight: the same request is in flight; its answer serves this ask too
-            call.waiters.append((step, slot, ask, messages, messages_json, prov))
+            call.waiters.append((step, slot, ask, messages, messages_text, prov))
             return
         if self.control.stopped:
             return self._missing(step, slot, prov, self.control.reason or "interrupted")
         request = judge._request(ask.prompt, messages, mode)
         bound = judge._bound(request) if judge.budget is not None else 0.0
-        call = self.calls[key] = _Call(key, request, mode, bound, [(step, slot, ask, messages, messages_json, prov)])
+        call = self.calls[key] = _Call(key, request, mode, bound, [(step, slot, ask, messages, messages_text, prov)])
         self._send(call)
 
     def _answer(self, step, slot, ask, response, mode, key, prov, cached: bool, attempts: int = 1) -> None:
@@ -297,8 +297,8 @@ class RequestLoop:
                     self.stats.add(cache_hits=1, shared=1)
                 self._answer(step, slot, ask, payload, call.mode, call.key, prov, cached=n > 0, attempts=attempts)
         elif kind == "mode":
-            for step, slot, ask, messages, messages_json, prov in call.waiters:
-                self._try(step, slot, ask, messages, messages_json, prov)
+            for step, slot, ask, messages, messages_text, prov in call.waiters:
+                self._try(step, slot, ask, messages, messages_text, prov)
         elif kind == "failed":
             for step, slot, ask, _, _, prov in call.waiters:
                 prov.mode, prov.request_hash, prov.attempts = call.mode, call.key, attempts

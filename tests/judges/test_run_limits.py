@@ -78,8 +78,9 @@ def test_every_request_rejected_with_400_is_missing_and_exits_4():
         judged = judge_for(server.base_url, judgements=["answer_claims_supported"]).judge(rows(3))
     stats = judged.stats
     assert stats.missing == {"HTTP 400": 3} and stats.ok == 0
-    # json_schema and json_object were rejected (the mode fallback), then text: 9 requests that reached it.
-    assert stats.calls == 9 and stats.unreached == 0
+    # json_schema and json_object were rejected (the mode fallback; a call still waiting when its mode was rejected
+    # is not sent in it), then text: 5 to 9 requests, all of which reached it.
+    assert 5 <= stats.calls <= 9 and stats.unreached == 0
     outcome = run_outcome(stats)
     assert (outcome.status, outcome.exit_code) == ("missing", 4) and "3 HTTP 400" in outcome.message
 
