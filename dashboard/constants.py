@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalsuite import METRICS
+from evalsuite.metrics.registry import DEFAULTS
+from evalsuite.stats.paired import DEFAULT_COMPARE_METRICS
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = REPO / "sample_data"
@@ -63,20 +65,20 @@ PAGE_ICON = "\N{BAR CHART}"
 # Metrics with a real parameter (iprec_at_recall, rbp, Rprec_mult) are left out: the pickers combine a
 # metric with cutoffs; a metric that takes no cutoff (bpref, r_precision) is shown once, whole list.
 BASE_METRICS = tuple(m.name for m in METRICS.values() if m.kind == "ranking" and "Per-query" in m.pages and not m.param)
-DEFAULT_BASE_METRICS = ("ndcg", "map", "mrr", "precision", "recall")
+DEFAULT_BASE_METRICS = DEFAULTS["dashboard"]
 # "all": no cutoff, the whole ranked list (trec_eval's map, ndcg, recip_rank; set_P, set_recall).
 WHOLE_LIST = "all"
 CUTOFFS = (1, 3, 5, 10, 20, 50, 100, 1000, WHOLE_LIST)
 DEFAULT_CUTOFFS = (10, 100)
 RANKED_LIST_DEPTH = 20
-# trec_eval's names of the whole-list metrics, for captions and column help.
-WHOLE_LIST_TREC = {"map": "map", "ndcg": "ndcg", "mrr": "recip_rank", "precision": "set_P", "recall": "set_recall"}
+# trec_eval's names of the default metrics over the whole list, for captions and column help.
+WHOLE_LIST_TREC = {m: METRICS[m].trec_whole for m in DEFAULT_BASE_METRICS if METRICS[m].trec_whole}
 
 TESTS = ("permutation", "t-test", "wilcoxon", "tukey")
 # Compare tests per-query differences of means: a geometric mean (gm_map) is left out.
 COMPARE_RUN_METRICS = tuple(dict.fromkeys(b if k == WHOLE_LIST or not METRICS[b].cutoff else f"{b}@{k}"
                                           for b in BASE_METRICS if METRICS[b].aggregate == "mean" for k in CUTOFFS))
-COMPARE_DEFAULT_RUN_METRICS = ("ndcg@10", "map@100", "mrr@10", "recall@100")
+COMPARE_DEFAULT_RUN_METRICS = DEFAULT_COMPARE_METRICS
 COMPARE_DEFAULT_RECORD_METRICS = 4    # the first this many quality metrics both systems have
 # RAG quality: display order; metrics a records file allows beyond these (ranking metrics) follow.
 RAG_ORDER = tuple(m.name for m in METRICS.values() if m.kind in ("context", "answer") or m.name == "success")

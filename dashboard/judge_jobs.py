@@ -117,10 +117,10 @@ def build_judge(endpoint, metrics, aspects, strictness: int, aspect_strictness: 
     from evalsuite.judges import JudgeCache, LLMJudge
     from evalsuite.judges.endpoints import guarded_http_client
     from evalsuite.judges.ragas import RagasJudge
-    from evalsuite.judges.ragas_needs import METRIC_NEEDS
+    from evalsuite.metrics.registry import METRICS
 
     llm = None
-    if any("llm" in METRIC_NEEDS[m][1] for m in metrics):
+    if any("llm" in METRICS[m].needs.judges for m in metrics):
         from evalsuite.errors import EvalSuiteError
 
         if endpoint is None:
@@ -186,7 +186,7 @@ class PageJudge:
 def metric_changes(before, after, metrics, lexical) -> list[dict]:
     """Per metric: its mean over the judged records before the run and after it, the records it
     has a value for after, and the judges that filled it (plain values for a table)."""
-    from evalsuite.judges.ragas_needs import METRIC_NEEDS
+    from evalsuite.metrics.registry import METRICS
 
     def means(records):
         import math
@@ -212,7 +212,7 @@ def metric_changes(before, after, metrics, lexical) -> list[dict]:
     old, new = means(before), means(after)
     rows = []
     for m in [*metrics, *lexical]:
-        judges = "lexical" if m in lexical else ", ".join(METRIC_NEEDS.get(m, ((), ()))[1])
+        judges = "lexical" if m in lexical else ", ".join(METRICS[m].needs.judges) if m in METRICS else ""
         b, a = old.get(m, (None, 0)), new.get(m, (None, 0))
         rows.append({"metric": m, "before": b[0], "after": a[0], "records with a value after": a[1],
                      "judged by": judges})

@@ -25,8 +25,10 @@ def pr_curve_section(reports: Mapping[str, es.EvaluationReport], key: str) -> No
     """The 11-point interpolated precision-recall curve of each system, overlaid, with its CSV."""
     st.subheader("Precision-recall curve")
     table = display.pr_curve_table(reports)
-    st.caption("Interpolated precision at recall 0, 0.1, ..., 1 (trec_eval's iprec_at_recall), averaged over the "
-               "qrels queries.")
+    st.caption("Interpolated precision at recall 0, 0.1, ..., 1 (trec_eval 10's iprec_at_recall), averaged over the "
+               "qrels queries. As trec_eval 10 does, level r is read at the j-th relevant doc with j = round(r x R) "
+               "(R = relevant docs of the query), so with few relevant docs neighbouring levels share a value; "
+               "trec_eval 9, pytrec_eval and ir_measures take j = int(r x R + 0.9) (docs/conventions.md).")
     downloads.chart(display.pr_curve(table), key=f"{key}_chart")
     downloads.download_csv(table, "pr_curve.csv", key=f"{key}_csv")
 

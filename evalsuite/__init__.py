@@ -3,7 +3,8 @@
 ``import evalsuite as es`` gives the whole public API:
 
 - list form: :func:`precision_at_k`, :func:`recall_at_k`, :func:`hit_rate_at_k`, :func:`mrr`,
-  :func:`mean_average_precision_at_k`, :func:`ndcg_at_k`;
+  :func:`mean_average_precision_at_k`, :func:`ndcg_at_k`, and any ranking metric by name:
+  :func:`ranking_metric`;
 - the metric registry: :data:`METRICS` (every metric's names, definition, source, conventions and
   test vectors; ``docs/metrics.md`` is generated from it) and :func:`metric_info`;
 - files and tables: :func:`read_run`, :func:`read_qrels`, :func:`evaluate`;
@@ -54,11 +55,11 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     ".evaluation.engines": ("evaluate",),
     ".evaluation.report": ("EvaluationReport", "DEFAULT_METRICS"),
     ".metrics.ranking": ("precision_at_k", "recall_at_k", "hit_rate_at_k", "mrr",
-                         "mean_average_precision_at_k", "ndcg_at_k"),
+                         "mean_average_precision_at_k", "ndcg_at_k", "ranking_metric"),
     ".metrics.context": ("context_precision", "context_recall", "context_relevance", "context_entity_recall",
                          "context_utilization", "context_relevancy"),
-    ".metrics.answer": ("faithfulness", "answer_correctness", "answer_relevancy", "answer_similarity",
-                        "factual_correctness", "aspect_critique"),
+    ".metrics.answer": ("faithfulness", "answer_relevancy", "answer_similarity", "aspect_critique"),
+    ".metrics.correctness": ("answer_correctness", "factual_correctness"),
     ".metrics.citation": ("citation_recall", "citation_precision"),
     ".metrics.operational": ("latency_summary", "task_success_rate", "failure_attribution", "FAILURE_STAGES"),
     ".records.table": ("Records", "concat_records"),
@@ -98,15 +99,16 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names load
     from .io.traces import detect_traces_format, read_traces
     from .io.run_files import FORMATS, detect_format, read_qrels, read_run
     from .io.run_qrels import Qrels, Run
-    from .metrics.answer import (answer_correctness, answer_relevancy, answer_similarity, aspect_critique,
-                                 factual_correctness, faithfulness)
+    from .metrics.answer import answer_relevancy, answer_similarity, aspect_critique, faithfulness
     from .metrics.citation import citation_precision, citation_recall
+    from .metrics.correctness import answer_correctness, factual_correctness
     from .metrics.context import (context_entity_recall, context_precision, context_recall, context_relevance,
                                   context_relevancy, context_utilization)
     from .metrics.entry import Metric
     from .metrics.names import metric_info, parse_metric
     from .metrics.operational import FAILURE_STAGES, failure_attribution, latency_summary, task_success_rate
-    from .metrics.ranking import hit_rate_at_k, mean_average_precision_at_k, mrr, ndcg_at_k, precision_at_k, recall_at_k
+    from .metrics.ranking import (hit_rate_at_k, mean_average_precision_at_k, mrr, ndcg_at_k, precision_at_k,
+                                  ranking_metric, recall_at_k)
     from .metrics.registry import METRICS
     from .records.attribution import ATTRIBUTION_RULES, attribute_failures, with_attributed_failures
     from .records.evaluation import RecordsReport, evaluate_records

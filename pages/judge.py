@@ -13,10 +13,11 @@ import streamlit as st
 
 from dashboard import hosting, judge_jobs, loaders, session, ui
 from evalsuite.judges.lexical import LEXICAL_COLUMNS
-from evalsuite.judges.ragas_needs import JUDGED_METRICS, METRIC_NEEDS, coverage_of
+from evalsuite.judges.ragas_needs import coverage_of
+from evalsuite.metrics.registry import JUDGED_METRICS, METRICS
 
 _DEFAULT_METRICS = [m for m in JUDGED_METRICS if m != "aspect_critique"]
-_OFFLINE_METRICS = [m for m in JUDGED_METRICS if "llm" not in METRIC_NEEDS[m][1]]
+_OFFLINE_METRICS = [m for m in JUDGED_METRICS if "llm" not in METRICS[m].needs.judges]
 _LEXICAL_NAMES = {"bleu": "BLEU (sacrebleu)", "chrf": "chrF (sacrebleu)", "rouge_l": "ROUGE-L (rouge-score)",
                   "token_f1": "SQuAD F1", "exact_match": "SQuAD exact match", "fuzzy_ratio": "fuzzy ratio (rapidfuzz)"}
 
@@ -222,7 +223,7 @@ def render() -> None:
     if metrics or lexical:
         info = coverage_of(subset, metrics)
         st.subheader("Fields each metric needs")
-        table = [{"metric": m, "needs": ", ".join(i["fields"]), "judges": ", ".join(METRIC_NEEDS[m][1]),
+        table = [{"metric": m, "needs": ", ".join(i["fields"]), "judges": ", ".join(METRICS[m].needs.judges),
                   "records with the fields": i["records_with_fields"], "records chosen": i["records"],
                   "missing fields": ", ".join(i["missing_fields"])} for m, i in info.items()]
         pairs = _pairs_with_text(subset)
@@ -235,7 +236,7 @@ def render() -> None:
         st.info("Choose at least one system and one metric.", icon=":material/info:")
         _progress()
         return
-    if any("llm" in METRIC_NEEDS[m][1] for m in metrics) and endpoint is None:
+    if any("llm" in METRICS[m].needs.judges for m in metrics) and endpoint is None:
         if "judge_base_url" in st.session_state:  # the endpoint fields are on the page (else it said why)
             st.info("Name your endpoint and model to see the estimate and start.", icon=":material/info:")
         _progress()

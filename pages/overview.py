@@ -68,7 +68,9 @@ def render() -> None:
                "relevant docs in the qrels, relevant docs retrieved; sums over the queries).")
     st.dataframe(coverage, width="stretch", column_config={
         "coverage": st.column_config.ProgressColumn("coverage", format="percent", min_value=0.0, max_value=1.0)})
-    ui.download_csv(table, "overview.csv", key="overview_csv", index=True)
+    # The download has what both tables show: the headline metrics, the coverage and trec_eval's summary.
+    ui.download_csv(table.join(coverage[[c for c in coverage.columns if c not in table.columns]]), "overview.csv",
+                    key="overview_csv", index=True)
 
     st.subheader("judged@k: share of the top k docs that have a judgement")
     st.caption("Averaged over the queries each run answered: a qrels query missing from a run has no docs that "

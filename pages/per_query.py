@@ -11,15 +11,13 @@ import streamlit as st
 from dashboard import loaders, session, ui
 from dashboard.constants import BASE_METRICS, CUTOFFS, RANKED_LIST_DEPTH, WHOLE_LIST, WHOLE_LIST_TREC
 from evalsuite import display
+from evalsuite.metrics.registry import PER_CHUNK_INPUTS, RECORD_INPUTS
 
 _RECORD_TEXT = ("question", "answer", "reference", "error")
-_RECORD_LISTS = ("context_useful", "context_relevant", "answer_claims_supported", "reference_claims_supported",
-                 "answer_claims_in_reference", "reference_claims_in_answer", "statements_cited_supported",
-                 "citations_relevant", "context_ids", "relevant_ids",
-                 # the rest of the RAGAS family (Judge page, evalsuite/judges/ragas.py)
-                 "generated_questions", "question_similarities", "answer_noncommittal", "reference_entities",
-                 "context_entities", "reference_entities_in_contexts", "context_useful_for_answer",
-                 "context_sentences_relevant")
+# The list columns a metric reads (the registry's inputs), the retrieved and relevant ids, and the
+# questions a judge generated for answer relevancy.
+_RECORD_LISTS = (*(c for c, kind in RECORD_INPUTS.items() if kind in ("labels", "grades", "texts")),
+                 "context_ids", "relevant_ids", "generated_questions")
 
 
 def _select_query(table_key: str, ids_key: str) -> None:
@@ -139,7 +137,7 @@ def _records_view() -> None:
     contexts = record.get("contexts") if "contexts" in record else None
     if contexts is not None and len(contexts):
         st.markdown("**contexts**")
-        labels = {f: record[f] for f in ("context_useful", "context_relevant") if f in record
+        labels = {f: record[f] for f in PER_CHUNK_INPUTS if f in record
                   and record[f] is not None and len(record[f]) == len(contexts)}
         context_table = pd.DataFrame({"rank": range(1, len(contexts) + 1), "context": list(contexts),
                                       **{f: list(v) for f, v in labels.items()}})

@@ -8,7 +8,7 @@ import streamlit as st
 
 from dashboard import ui
 from evalsuite import display
-from evalsuite.records.schema import LOWER_IS_BETTER
+from evalsuite.metrics.registry import LOWER_IS_BETTER
 
 
 def _sources(table: pd.DataFrame, metrics) -> None:

@@ -43,10 +43,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 
 # Allowed breaks of a rule: what, why, and which issue removes it.
 EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("import", "evalsuite.metrics.entry -> evalsuite"):
-        "Metric.callable() finds an entry's list function by its public name on the package root (a "
-        "layer above, and a circle through the root's lazy names); issue 26 part B gives each entry "
-        "its list function itself",
 }
 
 

@@ -17,7 +17,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-from ..metrics.registry import TREC_FAMILY_CUTOFFS, TREC_PRINT_ORDER
+from ..metrics.registry import METRICS, TREC_FAMILY_CUTOFFS, TREC_OFFICIAL, TREC_PRINT_ORDER
 from ..errors import EvalSuiteError
 from ..evaluation.engines import evaluate
 from ..io.run_files import read_qrels, read_run
@@ -25,12 +25,8 @@ from ..utils.checks import safe_csv
 from ._subcommands import subcommands_help
 
 _FAMILY_CUTOFFS = TREC_FAMILY_CUTOFFS
-# What trec_eval prints without -m (its "official" set), in its order.
-DEFAULT_MEASURES = ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-                    *(f"iprec_at_recall_{r:.2f}" for r in _FAMILY_CUTOFFS["iprec_at_recall"]),
-                    *(f"P_{k}" for k in _FAMILY_CUTOFFS["P"]))
 # Families whose parameter is a real number, printed with 2 decimals (iprec_at_recall_0.10).
-_REAL_FAMILIES = {"iprec_at_recall", "Rprec_mult"}
+_REAL_FAMILIES = {m.trec_param for m in METRICS.values() if m.trec_param}
 
 
 def _family_parameter(family: str, text: str) -> str:
@@ -74,6 +70,8 @@ _TREC_ORDER = TREC_PRINT_ORDER
 # judged, '.' a negative grade: pooled but unjudged); printed after the P lines, only per query.
 RELSTRING = "relstring"
 RELSTRING_DEFAULT = 10
+# What trec_eval prints without -m (its "official" set, the registry's TREC_OFFICIAL), in its order.
+DEFAULT_MEASURES = tuple(expand_measures(list(TREC_OFFICIAL)))
 
 
 def _relstring_length(name: str) -> int | None:

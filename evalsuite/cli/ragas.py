@@ -75,11 +75,11 @@ def build_judge(settings: dict, metrics, aspects, strictness, aspect_strictness,
     from ..judges import JudgeCache
     from .judge import _build_judge
     from ..judges.embedding import EndpointEmbedder
-    from ..judges.ragas_needs import METRIC_NEEDS
     from ..judges.ragas import RagasJudge
+    from ..metrics.registry import METRICS
 
     llm = None
-    if any("llm" in METRIC_NEEDS[m][1] for m in metrics if m in METRIC_NEEDS):
+    if any("llm" in METRICS[m].needs.judges for m in metrics if m in METRICS and METRICS[m].needs):
         llm = _build_judge("llm", {k: v for k, v in settings.items() if k not in ("judgements", "metrics")})
     embedder = None
     if embedding_base_url:

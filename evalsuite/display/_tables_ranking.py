@@ -15,6 +15,7 @@ from ..io.run_qrels import Qrels, Run
 from ..utils.checks import FORMULA_PREFIXES, safe_csv
 from ..errors import EvalSuiteError
 from ..evaluation.report import EvaluationReport
+from ..metrics.registry import METRICS, TREC_OFFICIAL
 
 __all__ = ['FORMULA_PREFIXES', 'safe_csv', 'describe_run', 'describe_qrels', 'describe_records', 'overview_table', 'query_accounting', 'judged_table', 'per_query_table', 'ranked_list_with_labels', 'side_by_side_lists', 'metric_name', 'difference_columns', 'per_query_difference', 'query_order', 'PR_CURVE_LEVELS', 'PR_CURVE_METRICS', 'pr_curve_table', 'TREC_SUMMARY_METRICS', 'trec_summary_table']
 
@@ -214,7 +215,8 @@ def pr_curve_table(reports: Mapping[str, EvaluationReport]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["system", "recall", "precision"])
 
 
-TREC_SUMMARY_METRICS = ("num_ret", "num_rel", "num_rel_ret")
+# trec_eval's summary block: the counts of its official set (num_ret, num_rel, num_rel_ret).
+TREC_SUMMARY_METRICS = tuple(m for m in TREC_OFFICIAL if m in METRICS and METRICS[m].integer)
 
 
 def trec_summary_table(reports: Mapping[str, EvaluationReport]) -> pd.DataFrame:

@@ -13,17 +13,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..metrics.registry import METRICS
+from ..metrics.registry import DEFAULTS, METRICS
 from ..errors import EvalSuiteError
 from ..metrics.names import MetricSpec, parse_metric
 from ..utils.checks import check_rel_level
-from ..metrics.ranking_kernel import CONVENTIONS
+from ..metrics.ranking_kernel import CONVENTIONS, corpus_value
 from ..score import Score
 
 __all__ = ["EvaluationReport", "DEFAULT_METRICS", "QUERY_POLICIES", "parse_metrics", "corpus_value", "queries_to_evaluate",
            "build_report"]
 
-DEFAULT_METRICS = ("ndcg@10", "map@100", "mrr@10", "precision@10", "recall@100", "hit_rate@10")
+DEFAULT_METRICS = DEFAULTS["evaluate"]
 
 QUERY_POLICIES = {
     "qrels": "queries in the qrels (trec_eval -c, ranx make_comparable=True): a qrels query missing "
@@ -164,20 +164,6 @@ def parse_metrics(metrics: str | Sequence[str]) -> list[MetricSpec]:
             seen.add(spec.name)
             specs.append(spec)
     return specs
-
-
-def corpus_value(spec: MetricSpec, values: np.ndarray) -> float | None:
-    """The corpus value of a metric whose registry entry does not average (None: the mean).
-
-    trec_eval's counts (num_ret, num_rel, num_rel_ret) are summed; gm_map is the geometric mean
-    of the per-query values floored at 0.00001 (trec_eval's MIN_GEO_MEAN).
-    """
-    aggregate = METRICS[spec.base].aggregate
-    if aggregate == "sum":
-        return float(values.sum())
-    if aggregate == "geometric":
-        return float(np.exp(np.log(np.maximum(values, 1e-5)).mean())) if values.size else float("nan")
-    return None
 
 
 def queries_to_evaluate(run_set: set[str], qrels_set: set[str], queries: str,

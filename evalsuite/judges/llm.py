@@ -34,6 +34,7 @@ from typing import Any, Callable
 import pyarrow as pa
 
 from ..errors import EvalSuiteError
+from ..metrics.registry import judge_columns
 from ._base import JudgedRecords, JudgeStats, Provenance, endpoint_host, write_columns
 from ._cache import JudgeCache, ScopedCache, canonical_json
 from .estimate import Estimate, estimate
@@ -45,9 +46,8 @@ from .transport import CONNECT_TIMEOUT, ChatEndpoint, api_key_from_environment
 
 __all__ = ["LLMJudge", "Estimate", "LLM_COLUMNS", "MODES", "extract_json", "api_key_from_environment", "Ask"]
 
-#: Judgement columns the LLM judge fills, in the order it fills them.
-LLM_COLUMNS = ("answer_claims_supported", "reference_claims_supported", "answer_claims_in_reference",
-               "reference_claims_in_answer", "context_useful", "context_relevant")
+#: Judgement columns the LLM judge fills: the metrics' inputs it can judge (the registry's, in its order).
+LLM_COLUMNS = judge_columns("llm")
 #: Output modes, tried in this order.
 MODES = ("json_schema", "json_object", "text")
 

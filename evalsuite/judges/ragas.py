@@ -8,8 +8,8 @@ by hash as the judge's) fill the rest, through the same :meth:`LLMJudge.ask` (ca
 modes, retries, budget, missing judgements counted). Similarities come from the embedding
 judge's embedder (MiniLM by default, or an ``/v1/embeddings`` endpoint).
 
-What each metric needs is in :data:`METRIC_NEEDS`; :func:`coverage_of` says which records have
-it. Nothing here decides that a small model's verdicts are right: the tests check arithmetic
+What each metric needs, and which judge fills which of its columns, is its registry entry
+(``METRICS[name].needs`` and ``.inputs``); :func:`coverage_of` says which records have it. Nothing here decides that a small model's verdicts are right: the tests check arithmetic
 and plumbing against recorded replies.
 """
 
@@ -25,12 +25,26 @@ import pyarrow as pa
 
 from ..errors import EvalSuiteError
 from ..metrics.context import entities_found
-from ..metrics.judgement_lists import CRITIQUE_PREFIX, RAGAS_FIELDS
+from ..metrics.registry import JUDGED_METRICS, METRICS, judge_columns
 from ._base import JudgedRecords, JudgeStats, Provenance, write_columns
 from .prompts import RAGAS_PROMPTS, _critique_prompt
 from .scheduler import Ask
 from .sentences import split_sentences
-from .ragas_needs import _BASE, JUDGED_METRICS, METRIC_NEEDS, critique_column
+from .ragas_needs import critique_column
+
+
+def _judged_by(judge: str, metrics) -> set:
+    """The metrics with an input column ``judge`` fills (the registry's ``Input.judges``)."""
+    return {m for m in metrics if any(judge in i.judges for i in METRICS[m].inputs)}
+
+
+# The metrics that read answer_similarity, which the embedding judge fills.
+_SIMILARITY_METRICS = frozenset(m for m in JUDGED_METRICS if "answer_similarity" in METRICS[m].columns)
+
+
+def _needs_llm(metric: str) -> bool:
+    return "llm" in METRICS[metric].needs.judges
+
 
 __all__ = ["RagasJudge", "score_texts", "split_sentences", "RagasEstimate"]
 
@@ -106,7 +120,7 @@ class RagasJudge:
                  aspects: dict[str, str] | None = None, aspect_strictness: int = 1) -> None:
         metrics = tuple(metrics)
         for m in metrics:
-            if m not in METRIC_NEEDS:
+            if m not in JUDGED_METRICS:
                 raise EvalSuiteError(f"unknown metric; use {', '.join(JUDGED_METRICS)}", field="metrics", value=m)
         if isinstance(strictness, bool) or not isinstance(strictness, int) or strictness < 1:
             raise EvalSuiteError("strictness must be a whole number >= 1", field="strictness", value=strictness)
@@ -122,9 +136,9 @@ class RagasJudge:
             self.aspects[name] = definition.strip()
         if "aspect_critique" in metrics and not self.aspects:
             raise EvalSuiteError("aspect_critique needs at least one aspect (name: definition)", field="aspects")
-        if llm is None and any("llm" in METRIC_NEEDS[m][1] for m in metrics):
+        if llm is None and any(_needs_llm(m) for m in metrics):
             raise EvalSuiteError("these metrics need an LLM judge", field="llm",
-                                 value=", ".join(m for m in metrics if "llm" in METRIC_NEEDS[m][1]))
+                                 value=", ".join(m for m in metrics if _needs_llm(m)))
         self.llm = llm
         self._embedder = embedder
         self.metrics = metrics
@@ -144,12 +158,8 @@ class RagasJudge:
         return self._embedder
 
     def _base_judgements(self) -> tuple[str, ...]:
-        wanted: list[str] = []
-        for m in self.metrics:
-            for j in _BASE.get(m, ()):
-                if j not in wanted:
-                    wanted.append(j)
-        return tuple(wanted)
+        """The LLM judge's own columns the chosen metrics read."""
+        return judge_columns("llm", self.metrics)
 
     def estimate(self, records) -> RagasEstimate:
         """Requests, tokens and cost before the run (the LLM judge's estimate for its columns
@@ -186,7 +196,7 @@ class RagasJudge:
                 for name in self.aspects:
                     for k in range(self.aspect_strictness):
                         planned[("critique", name, k, q, a)] = (len(a) + len(q) + 350, 8)
-            if {"answer_similarity", "answer_correctness"} & m and a and r and a.strip() and r.strip():
+            if _SIMILARITY_METRICS & m and a and r and a.strip() and r.strip():
                 texts.update((a, r))
         embed += len(texts)  # each distinct text is embedded once
         requests = len(planned)  # identical requests are sent once
@@ -240,9 +250,8 @@ class RagasJudge:
         n = len(records)
         base_j = self._base_judgements()
         m = set(self.metrics)
-        own_llm = m & {"answer_relevancy", "context_entity_recall", "context_utilization", "context_relevancy",
-                       "aspect_critique"}
-        embeds = m & {"answer_similarity", "answer_correctness", "answer_relevancy"}
+        own_llm = _judged_by("ragas", m)
+        embeds = _judged_by("embedding", m)
         phases = [p for p, on in (("base", base_j and self.llm is not None), ("llm", own_llm), ("embed", embeds)) if on]
         total = n * len(phases)
         offset = 0
@@ -313,18 +322,15 @@ class RagasJudge:
         return write_columns(records, columns, provenance, types), ok
 
     def _own_columns(self, wanted: set) -> list[str]:
-        names = []
-        if "answer_relevancy" in wanted:
-            names += ["generated_questions", "answer_noncommittal"]
-        if "context_entity_recall" in wanted:
-            names += ["reference_entities", "context_entities", "reference_entities_in_contexts"]
-        if "context_utilization" in wanted:
-            names.append("context_useful_for_answer")
-        if "context_relevancy" in wanted:
-            names.append("context_sentences_relevant")
-        if "aspect_critique" in wanted:
-            names += [critique_column(a) for a in self.aspects]
-        return names
+        """The columns this judge's prompts fill for ``wanted`` (the registry's inputs judged by
+        "ragas"), with the questions generated for answer relevancy and one column per aspect."""
+        names = ["generated_questions"] if "answer_relevancy" in wanted else []
+        for metric in (m for m in self.metrics if m in wanted):
+            for item in METRICS[metric].inputs:
+                if "ragas" not in item.judges:
+                    continue
+                names += [critique_column(a) for a in self.aspects] if item.pattern else [item.column]
+        return list(dict.fromkeys(names))
 
     def _rule(self, column: str, why: str) -> Provenance:
         self.stats.add(rule_decided=1)
@@ -436,7 +442,7 @@ class RagasJudge:
         model = getattr(embedder, "model_id", None)
         host = getattr(embedder, "endpoint_host", None)
         done = np.ones(n, bool)
-        if wanted & {"answer_similarity", "answer_correctness"}:
+        if wanted & _SIMILARITY_METRICS:
             from .embedding import EmbeddingJudge
 
             similarity = EmbeddingJudge(embedder)
@@ -492,11 +498,9 @@ class RagasJudge:
 
 
 def _type(column: str) -> pa.DataType:
-    from ..records.schema import ARROW_TYPES
+    from ..records.schema import ARROW_TYPES, field_kind
 
-    if column.startswith(CRITIQUE_PREFIX):
-        return ARROW_TYPES["labels"]
-    return ARROW_TYPES[RAGAS_FIELDS[column]]
+    return ARROW_TYPES[field_kind(column)]
 
 
 def _rows(records) -> list[dict]:
@@ -507,20 +511,8 @@ def _rows(records) -> list[dict]:
     return [{name: cols[name][i] for name in cols} for i in range(n)]
 
 
-# The judgement columns each list function of the RAGAS family (evalsuite.metrics.answer, .context) reads, in
-# its argument order.
-_ARGUMENTS = {
-    "answer_relevancy": ("question_similarities", "answer_noncommittal"),
-    "answer_similarity": ("answer_similarity",),
-    "factual_correctness": ("answer_claims_in_reference", "reference_claims_in_answer"),
-    "context_entity_recall": ("reference_entities_in_contexts",),
-    "context_utilization": ("context_useful_for_answer",),
-    "context_relevancy": ("context_sentences_relevant",),
-}
-
-
 def score_texts(metric: str, texts, judge: RagasJudge, **options):
-    """A metric of the RAGAS family (:mod:`evalsuite.metrics.answer`, :mod:`evalsuite.metrics.context`)
+    """A metric of the RAGAS family (:mod:`evalsuite.metrics.answer`, :mod:`evalsuite.metrics.correctness`, :mod:`evalsuite.metrics.context`)
     from raw texts: judge them, then score the judgements.
 
     What ``es.answer_relevancy(texts=..., judge=...)`` (and the other list functions) call.
@@ -528,11 +520,11 @@ def score_texts(metric: str, texts, judge: RagasJudge, **options):
     Parameters
     ----------
     metric : str
-        ``answer_relevancy``, ``answer_similarity``, ``factual_correctness``,
-        ``context_entity_recall``, ``context_utilization``, ``context_relevancy`` or ``aspect_critique``.
+        A metric a judge can fill the inputs of (:data:`~evalsuite.metrics.registry.JUDGED_METRICS`:
+        ``answer_relevancy``, ``factual_correctness``, ``aspect_critique``, ``faithfulness`` ...).
     texts : evalsuite.Records or sequence of dict
         Per request ``question``, ``answer``, ``contexts`` (list of str), ``reference`` as the
-        metric needs (:data:`METRIC_NEEDS`); ``query_id`` optional.
+        metric needs (its registry entry's ``needs``); ``query_id`` optional.
     judge : RagasJudge
         Its LLM judge, embedder, strictness and aspects are used for this metric alone.
     **options
@@ -557,14 +549,15 @@ def score_texts(metric: str, texts, judge: RagasJudge, **options):
     >>> score_texts("context_relevancy", [{"question": "Who?", "contexts": []}], judge)  # no sentence: undefined
     Score(context_relevancy=nan, n=1, coverage=0.000)
     """
-    from ..metrics import answer, context
+    from ..metrics.functions import list_function
     from ..records.table import Records
 
     if not isinstance(judge, RagasJudge):
         raise EvalSuiteError("judge must be a RagasJudge (evalsuite.judges.ragas)", field="judge",
                              value=type(judge).__name__)
-    if metric not in _ARGUMENTS and metric != "aspect_critique":
-        raise EvalSuiteError("no list function of this name judges texts", field="metric", value=metric)
+    if metric not in JUDGED_METRICS:
+        raise EvalSuiteError(f"no judge fills this metric's judgements; use {', '.join(JUDGED_METRICS)}",
+                             field="metric", value=metric)
     if isinstance(texts, Records):
         records = texts
     else:
@@ -583,9 +576,14 @@ def score_texts(metric: str, texts, judge: RagasJudge, **options):
     judged = one.judge(records)
     judge._embedder = one._embedder  # keep a loaded model for the next call
     table = judged.records.table
-    columns = [critique_column(options["name"])] if metric == "aspect_critique" else _ARGUMENTS[metric]
-    arguments = [table.column(c).to_pylist() if c in table.column_names else None for c in columns]
-    function = getattr(answer, metric, None) or getattr(context, metric)  # the metric's list function
-    score = function(*arguments, **options)
+    entry = METRICS[metric]
+    present = set(table.column_names)
+    if metric == "aspect_critique":
+        column = critique_column(options["name"])
+        arguments = {entry.inputs[0].argument: table.column(column).to_pylist() if column in present else None}
+    else:  # the registry's inputs, by argument name (the columns the judge filled)
+        chosen = entry.usable_inputs(present) or tuple(i for i in entry.inputs if i.required)
+        arguments = {i.argument: table.column(i.column).to_pylist() if i.column in present else None for i in chosen}
+    score = list_function(entry)(**arguments, **options)
     score.params["judged"] = judged.stats.as_dict()
     return score

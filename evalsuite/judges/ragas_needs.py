@@ -1,6 +1,6 @@
-"""What each metric of the RAGAS family needs from a record (fields) and from the judges (kinds),
-and which records of a file have it (:func:`coverage_of`): what the Judge page, ``evalsuite
-ragas`` and :class:`~evalsuite.judges.ragas.RagasJudge` plan a run with.
+"""Which records of a file have the fields each judged metric needs (:func:`coverage_of`): what the
+Judge page, ``evalsuite ragas`` and :class:`~evalsuite.judges.ragas.RagasJudge` plan a run with.
+What each metric needs (record fields, judge kinds) is its registry entry's ``needs``.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import numpy as np
 
 from ..errors import EvalSuiteError
 from ..metrics.judgement_lists import CRITIQUE_PREFIX
+from ..metrics.registry import JUDGED_METRICS, METRICS
 
-__all__ = ["METRIC_NEEDS", "JUDGED_METRICS", "coverage_of", "critique_column"]
+__all__ = ["JUDGED_METRICS", "coverage_of", "critique_column"]
 
 
 def critique_column(name: str) -> str:
@@ -24,37 +25,6 @@ def critique_column(name: str) -> str:
     if not isinstance(name, str) or not name.isidentifier():
         raise EvalSuiteError("an aspect name must be letters, digits and _", field="aspect", value=name)
     return CRITIQUE_PREFIX + name
-
-
-#: Metric -> (record fields it needs, judge kinds it uses). ``aspect_critique`` needs question and answer.
-METRIC_NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "faithfulness": (("answer", "contexts"), ("llm",)),
-    "context_precision": (("question", "reference", "contexts"), ("llm",)),
-    "context_recall": (("reference", "contexts"), ("llm",)),
-    "context_relevance": (("question", "contexts"), ("llm",)),
-    "answer_correctness": (("answer", "reference"), ("llm", "embedding")),
-    "factual_correctness": (("answer", "reference"), ("llm",)),
-    "answer_relevancy": (("question", "answer"), ("llm", "embedding")),
-    "answer_similarity": (("answer", "reference"), ("embedding",)),
-    "context_entity_recall": (("reference", "contexts"), ("llm",)),
-    "context_utilization": (("question", "answer", "contexts"), ("llm",)),
-    "context_relevancy": (("question", "contexts"), ("llm",)),
-    "aspect_critique": (("question", "answer"), ("llm",)),
-}
-
-
-JUDGED_METRICS = tuple(METRIC_NEEDS)
-
-
-# The LLM judge's own judgements each metric needs.
-_BASE = {
-    "faithfulness": ("answer_claims_supported",),
-    "context_precision": ("context_useful",),
-    "context_recall": ("reference_claims_supported",),
-    "context_relevance": ("context_relevant",),
-    "answer_correctness": ("answer_claims_in_reference", "reference_claims_in_answer"),
-    "factual_correctness": ("answer_claims_in_reference", "reference_claims_in_answer"),
-}
 
 
 def coverage_of(records, metrics=JUDGED_METRICS) -> dict[str, dict[str, Any]]:
@@ -81,7 +51,7 @@ def coverage_of(records, metrics=JUDGED_METRICS) -> dict[str, dict[str, Any]]:
     table = records.table
     n = table.num_rows
     have: dict[str, np.ndarray] = {}
-    for name in ("question", "answer", "reference", "contexts"):
+    for name in dict.fromkeys(f for m in metrics if m in JUDGED_METRICS for f in METRICS[m].needs.fields):
         if name not in table.column_names:
             have[name] = np.zeros(n, bool)
             continue
@@ -90,12 +60,12 @@ def coverage_of(records, metrics=JUDGED_METRICS) -> dict[str, dict[str, Any]]:
                               bool) if n else np.zeros(0, bool)
     out = {}
     for metric in metrics:
-        if metric not in METRIC_NEEDS:
+        if metric not in JUDGED_METRICS:
             raise EvalSuiteError(f"unknown metric; use {', '.join(JUDGED_METRICS)}", field="metrics", value=metric)
-        fields = METRIC_NEEDS[metric][0]
+        fields = METRICS[metric].needs.fields
         ok = np.ones(n, bool)
         for f in fields:
             ok &= have[f]
         out[metric] = {"fields": fields, "missing_fields": [f for f in fields if not have[f].any()],
-                       "records_with_fields": int(ok.sum()), "records": n, "judges": METRIC_NEEDS[metric][1]}
+                       "records_with_fields": int(ok.sum()), "records": n, "judges": METRICS[metric].needs.judges}
     return out

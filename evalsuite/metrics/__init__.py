@@ -9,7 +9,10 @@
   all queries; :mod:`~evalsuite.metrics.ranking`: the list functions (``precision_at_k`` ...);
 - :mod:`~evalsuite.metrics.judgement_lists`: per-request judgement lists, what the RAG metrics read;
 - :mod:`~evalsuite.metrics.context`, :mod:`~evalsuite.metrics.answer`,
-  :mod:`~evalsuite.metrics.citation`: the RAG metrics (RAGAS, ARES, ALCE);
+  :mod:`~evalsuite.metrics.correctness`, :mod:`~evalsuite.metrics.citation`: the RAG metrics
+  (RAGAS, ARES, ALCE), each with its per-request kernel (``<metric>_values``);
+- :mod:`~evalsuite.metrics.functions`: each entry's list function and kernel, resolved from the
+  dotted paths the entries give;
 - :mod:`~evalsuite.metrics.operational`: latency, task success, failure stages.
 
 The public functions are also names of the package root (``evalsuite.ndcg_at_k``).

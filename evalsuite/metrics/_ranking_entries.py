@@ -7,6 +7,11 @@ import math
 
 from .entry import Metric, TestVector
 
+
+def _kernel(method: str) -> str:
+    """The dotted path of a ranking kernel method (:class:`~evalsuite.metrics.ranking_kernel.RankingKernel`)."""
+    return f"evalsuite.metrics.ranking_kernel.RankingKernel.{method}"
+
 # Shared inputs of the ranking vectors: one query, three docs retrieved in the order d3, d2, d1.
 _GRADED = {"q1": {"d1": 2, "d3": 1, "d4": 0}}
 _RUN = {"q1": {"d3": 3.0, "d2": 2.0, "d1": 1.0}}
@@ -32,6 +37,7 @@ RANKING_ENTRIES = [
                      "0 when the ideal DCG is 0"),
         source="Järvelin & Kekäläinen, Cumulated gain-based evaluation of IR techniques, TOIS 2002; "
                "trec_eval ndcg_cut_k; ranx ndcg@k",
+        kernel=_kernel("ndcg"), kernel_arguments={"exponential": False},
         function="evalsuite.ndcg_at_k", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "ndcg@10"}, 2 / (2 + 1 / 1.584962500721156),
                             "DCG = 1/log2(2) [d3, g 1] + 0 [d2] + 2/log2(4) [d1, g 2] = 1 + 1 = 2; "
@@ -47,6 +53,7 @@ RANKING_ENTRIES = [
         higher_is_better=True, value_range=(0.0, 1.0), cutoff=_WHOLE,
         conventions=(_RELEVANT, _R, "divided by R, not min(R, k) as Spark and ml_metrics do", "0 when R = 0"),
         source="trec_eval map / map_cut_k (Buckley & Voorhees, SIGIR 2000); ranx map@k",
+        kernel=_kernel("map"),
         function="evalsuite.mean_average_precision_at_k", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "map@10"}, (1 / 1 + 2 / 3) / 2,
                             "relevant at ranks 1 (P@1 = 1/1) and 3 (P@3 = 2/3), R = 2: (1 + 0.6667) / 2 = 0.8333"),
@@ -63,6 +70,7 @@ RANKING_ENTRIES = [
         higher_is_better=True, value_range=(0.0, 1.0), cutoff=_WHOLE,
         conventions=(_RELEVANT, "0 when no relevant doc is in the (cut) ranking"),
         source="Voorhees, TREC-8 Question Answering Track Report, 1999; trec_eval recip_rank; ranx mrr@k",
+        kernel=_kernel("mrr"),
         function="evalsuite.mrr", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": {"q1": {"d2": 1}}, "run": _RUN, "metric": "mrr"}, 0.5,
                             "first relevant doc d2 at rank 2: 1 / 2 = 0.5"),
@@ -80,6 +88,7 @@ RANKING_ENTRIES = [
         conventions=(_RELEVANT, "divided by k even when fewer than k docs were returned",
                      "no cutoff (trec_eval set_P): divided by the docs returned; 0 when none"),
         source="trec_eval P_k (Voorhees & Harman, TREC: Experiment and Evaluation in IR, 2005); ranx precision@k",
+        kernel=_kernel("precision"),
         function="evalsuite.precision_at_k", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "precision@2"}, 0.5,
                             "top 2 = d3 (grade 1), d2 (unjudged): 1 relevant / 2 = 0.5"),
@@ -96,6 +105,7 @@ RANKING_ENTRIES = [
         higher_is_better=True, value_range=(0.0, 1.0), cutoff=_WHOLE,
         conventions=(_RELEVANT, _R, "0 when R = 0"),
         source="trec_eval recall_k; ranx recall@k",
+        kernel=_kernel("recall"),
         function="evalsuite.recall_at_k", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "recall@2"}, 0.5,
                             "R = 2 (d1, d3); top 2 holds d3: 1 / 2 = 0.5"),),
@@ -110,6 +120,7 @@ RANKING_ENTRIES = [
         higher_is_better=True, value_range=(0.0, 1.0), cutoff=_WHOLE,
         conventions=(_RELEVANT,),
         source="trec_eval success_k; ranx hit_rate@k",
+        kernel=_kernel("hit_rate"),
         function="evalsuite.hit_rate_at_k", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "hit_rate@1"}, 1.0,
                             "rank 1 = d3, grade 1: a hit = 1"),
@@ -126,7 +137,8 @@ RANKING_ENTRIES = [
         higher_is_better=True, value_range=(0.0, float("inf")), cutoff=_WHOLE,
         conventions=(_RELEVANT, "a count, not a share: hit rate (any relevant doc in the top k) is `hit_rate@k`"),
         source="ranx hits@k (Bassani, ECIR 2022); trec_eval num_rel_ret is hits over the whole list",
-        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        kernel=_kernel("hits"),
+        function="evalsuite.ranking_metric", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "hits@10"}, 2.0,
                             "top 10 = d3 (grade 1), d2 (unjudged), d1 (grade 2): 2 relevant docs = 2"),
                  TestVector({"qrels": _GRADED, "run": _RUN, "metric": "hits@2"}, 1.0,
@@ -144,6 +156,7 @@ RANKING_ENTRIES = [
                      "ideal ranking from every judged doc with grade >= rel_level, best first, cut at k",
                      "0 when the ideal DCG is 0"),
         source="Burges et al., Learning to rank using gradient descent, ICML 2005; ranx ndcg_burges@k",
+        kernel=_kernel("ndcg"), kernel_arguments={"exponential": True},
         function="evalsuite.ndcg_at_k", function_arguments={"gains": "exponential"}, pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "ndcg_burges@10"},
                             2.5 / (3 + 1 / 1.584962500721156),
@@ -163,7 +176,8 @@ RANKING_ENTRIES = [
                      "divided by min(k, docs retrieved), as ir_measures since its 2022 fix (not by k); "
                      "0 for a query that retrieved nothing"),
         source="ir_measures Judged@k (MacAvaney et al., ECIR 2022)",
-        function="evalsuite.evaluate", pages=("Overview",),
+        kernel=_kernel("judged"),
+        function="evalsuite.ranking_metric", pages=("Overview",),
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "judged@2"}, 0.5,
                             "top 2 = d3 (judged), d2 (not judged): 1 / 2 = 0.5"),
                  TestVector({"qrels": _GRADED, "run": _RUN, "metric": "judged@10"}, 2 / 3,
@@ -180,7 +194,8 @@ RANKING_ENTRIES = [
         conventions=(_RELEVANT, _R, "0 when R = 0"),
         source="Buckley & Voorhees, Retrieval System Evaluation, in TREC: Experiment and Evaluation in IR, 2005; "
                "trec_eval Rprec; ranx r-precision",
-        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        kernel=_kernel("r_precision"),
+        function="evalsuite.ranking_metric", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "r_precision"}, 0.5,
                             "R = 2 (d1, d3); top 2 = d3 (relevant), d2: 1 / 2 = 0.5"),),
         perfect={**_PERFECT, "metric": "Rprec"}, nothing_relevant=({**_NOTHING[0], "metric": "Rprec"}, 0.0),
@@ -199,7 +214,8 @@ RANKING_ENTRIES = [
                      "trec_eval's bpref, query by query (pytrec-eval-terrier); ranx 0.3.21's bpref differs on "
                      "many queries (it scores 0 where trec_eval does not) and is not followed"),
         source="Buckley & Voorhees, Retrieval evaluation with incomplete information, SIGIR 2004; trec_eval bpref",
-        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        kernel=_kernel("bpref"),
+        function="evalsuite.ranking_metric", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": {"q1": {"a": 1, "b": 0, "c": 1, "e": 0}},
                              "run": {"q1": {"b": 4.0, "a": 3.0, "d": 2.0, "c": 1.0}}, "metric": "bpref"}, 0.5,
                             "R = 2, N = 2; ranking b (non-relevant), a, d (unjudged, skipped), c: a and c each have "
@@ -221,7 +237,8 @@ RANKING_ENTRIES = [
                      "added 0.9 and truncated)", "0 when fewer than j relevant docs are retrieved, and when R = 0",
                      "ir_measures' IPrec@r runs trec_eval 9 (pytrec_eval), so that name is not accepted"),
         source="Manning, Raghavan & Schütze, Introduction to IR, 2008, sec. 8.4; trec_eval iprec_at_recall",
-        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        kernel=_kernel("iprec_at_recall"),
+        function="evalsuite.ranking_metric", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "iprec_at_recall_1.00"}, 2 / 3,
                             "relevant at ranks 1 (P = 1) and 3 (P = 2/3); r = 1: j = 2, max(2/3) = 0.6667"),
                  TestVector({"qrels": {"q1": {"d2": 1, "d1": 1}}, "run": _RUN, "metric": "iprec_at_recall@0.5"},
@@ -240,7 +257,8 @@ RANKING_ENTRIES = [
         conventions=(_RELEVANT, _R, "per query: AP as `map`; the corpus value is the geometric mean with every "
                      "AP floored at 0.00001 (trec_eval), a qrels query missing from the run counting as 0.00001"),
         source="Robertson, On GMAP, CIKM 2006; trec_eval gm_map",
-        function="evalsuite.evaluate", pages=("Overview", "Per-query"), aggregate="geometric",
+        kernel=_kernel("gm_map"),
+        function="evalsuite.ranking_metric", pages=("Overview", "Per-query"), aggregate="geometric",
         vectors=(TestVector({"qrels": {**_GRADED, "q2": {"x": 1}}, "run": {**_RUN, "q2": {"y": 1.0}}, "metric": "gm_map"},
                             math.sqrt(5 / 6 * 1e-5),
                             "AP q1 = (1 + 2/3) / 2 = 0.8333, q2 = 0 -> 0.00001: sqrt(0.8333 x 0.00001) = 0.0028868"),),
@@ -254,7 +272,8 @@ RANKING_ENTRIES = [
         trec_whole="num_ret",
         higher_is_better=True, value_range=(0.0, float("inf")), cutoff="",
         conventions=("a count; the corpus value is the sum over queries (trec_eval)",),
-        source="trec_eval num_ret", function="evalsuite.evaluate", pages=("Overview",), aggregate="sum", integer=True,
+        kernel=_kernel("num_ret"),
+        source="trec_eval num_ret", function="evalsuite.ranking_metric", pages=("Overview",), aggregate="sum", integer=True,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "num_ret"}, 3.0, "d3, d2, d1: 3"),),
     ),
     Metric(
@@ -266,7 +285,8 @@ RANKING_ENTRIES = [
         higher_is_better=True, value_range=(0.0, float("inf")), cutoff="",
         conventions=(_R, "a count; the corpus value is the sum over the evaluated queries (trec_eval; with -c and "
                      "-l above 1 trec_eval sums grades > 0 instead, which this does not copy)"),
-        source="trec_eval num_rel", function="evalsuite.evaluate", pages=("Overview",), aggregate="sum", integer=True,
+        kernel=_kernel("num_rel"),
+        source="trec_eval num_rel", function="evalsuite.ranking_metric", pages=("Overview",), aggregate="sum", integer=True,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "num_rel"}, 2.0, "d1 (2), d3 (1); d4 (0) not: 2"),),
     ),
     Metric(
@@ -278,7 +298,8 @@ RANKING_ENTRIES = [
         higher_is_better=True, value_range=(0.0, float("inf")), cutoff="",
         conventions=(_RELEVANT, "a count; the corpus value is the sum over queries (trec_eval); `hits` is the "
                      "same per query, averaged (ranx)"),
-        source="trec_eval num_rel_ret", function="evalsuite.evaluate", pages=("Overview",), aggregate="sum",
+        kernel=_kernel("num_rel_ret"),
+        source="trec_eval num_rel_ret", function="evalsuite.ranking_metric", pages=("Overview",), aggregate="sum",
         integer=True,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "num_rel_ret"}, 2.0, "d3 and d1 retrieved: 2"),),
         nothing_relevant=({**_NOTHING[0], "metric": "num_rel_ret"}, 0.0),

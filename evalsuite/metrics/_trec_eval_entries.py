@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from .entry import Metric, TestVector
-from ._ranking_entries import _GRADED, _NOTHING, _PERFECT, _R, _RANKING_PAGES, _RELEVANT, _RUN, _WHOLE
+from ._ranking_entries import _kernel, _GRADED, _NOTHING, _PERFECT, _R, _RANKING_PAGES, _RELEVANT, _RUN, _WHOLE
 
 TREC_EVAL_ENTRIES = [
     Metric(
@@ -18,7 +18,8 @@ TREC_EVAL_ENTRIES = [
         higher_is_better=True, value_range=(0.0, float("inf")), cutoff=_WHOLE,
         conventions=("gain = grade (linear); grades below rel_level get gain 0 (ranx)",),
         source="Järvelin & Kekäläinen, TOIS 2002; ranx dcg@k",
-        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        kernel=_kernel("dcg"),
+        function="evalsuite.ranking_metric", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "dcg@10"}, 2.0,
                             "1/log2(2) [d3, g 1] + 0 [d2] + 2/log2(4) [d1, g 2] = 1 + 1 = 2"),
                  TestVector({"qrels": _GRADED, "run": _RUN, "metric": "dcg@2"}, 1.0, "d3 only: 1/log2(2) = 1")),
@@ -33,7 +34,8 @@ TREC_EVAL_ENTRIES = [
         higher_is_better=True, value_range=(0.0, float("inf")), cutoff=_WHOLE,
         conventions=("gain = 2^grade - 1; grades below rel_level get gain 0 (ranx)",),
         source="Burges et al., ICML 2005; ranx dcg_burges@k",
-        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        kernel=_kernel("dcg"), kernel_arguments={"exponential": True},
+        function="evalsuite.ranking_metric", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "dcg_burges@10"}, 2.5,
                             "(2^1-1)/log2(2) + (2^2-1)/log2(4) = 1 + 1.5 = 2.5"),),
         nothing_relevant=({**_NOTHING[0], "metric": "dcg_burges@10"}, 0.0),
@@ -48,7 +50,8 @@ TREC_EVAL_ENTRIES = [
         conventions=(_RELEVANT, _R, "P@k divided by k (by the docs retrieved without a cutoff), as ranx",
                      "0 when P@k + R@k = 0"),
         source="van Rijsbergen, Information Retrieval, 1979 (the F measure); ranx f1@k",
-        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        kernel=_kernel("f1"),
+        function="evalsuite.ranking_metric", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "f1@2"}, 0.5,
                             "P@2 = 1/2, R@2 = 1/2: 2 x 0.25 / 1 = 0.5"),
                  TestVector({"qrels": _GRADED, "run": _RUN, "metric": "f1@10"}, 1 / 3,
@@ -67,7 +70,8 @@ TREC_EVAL_ENTRIES = [
                      "this entry",),
         source="Moffat & Zobel, Rank-biased precision for measurement of retrieval effectiveness, TOIS 2008; "
                "ranx rbp.p",
-        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        kernel=_kernel("rbp"),
+        function="evalsuite.ranking_metric", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "rbp.5"}, 0.75,
                             "(1 - 0.5) x (1 x 0.5^0 [d3] + 2 x 0.5^2 [d1]) = 0.5 x 1.5 = 0.75"),
                  TestVector({"qrels": {"q1": {"d2": 1}}, "run": _RUN, "metric": "rbp@0.8"}, 0.2 * 0.8,
@@ -86,7 +90,8 @@ TREC_EVAL_ENTRIES = [
                      "no normalisation: a perfect ranking scores below 1"),
         source="Chapelle, Metzler, Zhang & Grinspan, Expected reciprocal rank for graded relevance, CIKM 2009; "
                "ir_measures ERR@k (gdeval.pl, TREC Web track)",
-        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        kernel=_kernel("err"),
+        function="evalsuite.ranking_metric", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "err@10"}, 1 / 16 + (15 / 16) * (3 / 16) / 3,
                             "d3 (g 1): R = 1/16, adds 1/16 / 1 = 0.0625; d2 unjudged: R = 0; d1 (g 2): R = 3/16, "
                             "adds (15/16) x (3/16) / 3 = 0.05859; ERR = 0.12109"),
@@ -102,7 +107,8 @@ TREC_EVAL_ENTRIES = [
         parse_names=("relative_precision", "relative_p"), trec_cut="relative_P", trec_whole="set_relative_P",
         higher_is_better=True, value_range=(0.0, 1.0), cutoff=_WHOLE,
         conventions=(_RELEVANT, _R, "0 when R = 0"),
-        source="trec_eval relative_P and set_relative_P", function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        kernel=_kernel("relative_precision"),
+        source="trec_eval relative_P and set_relative_P", function="evalsuite.ranking_metric", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "relative_P_1"}, 1.0,
                             "top 1 = d3 (relevant): 1 / min(1, R = 2) = 1"),
                  TestVector({"qrels": _GRADED, "run": _RUN, "metric": "relative_P_5"}, 1.0,
@@ -119,7 +125,8 @@ TREC_EVAL_ENTRIES = [
         conventions=("a negative grade counts as unjudged (trec_eval: in the pool but not judged)",
                      "divided by k even when fewer docs were returned (trec_eval; judged@k divides by the docs "
                      "retrieved); no cutoff: by the docs retrieved"),
-        source="trec_eval 10 unj (Soboroff, 2023)", function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        kernel=_kernel("unjudged"),
+        source="trec_eval 10 unj (Soboroff, 2023)", function="evalsuite.ranking_metric", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "unj_2"}, 0.5, "top 2 = d3 (judged), d2: 1 / 2"),
                  TestVector({"qrels": _GRADED, "run": _RUN, "metric": "unj_5"}, 0.2,
                             "3 docs returned, d2 unjudged: 1 / 5 = 0.2 (k, not 3)")),
@@ -133,7 +140,8 @@ TREC_EVAL_ENTRIES = [
         higher_is_better=False, value_range=(0.0, float("inf")), cutoff="",
         conventions=("negative grades are not counted (trec_eval: unjudged)",
                      "a count; the corpus value is the sum over queries (trec_eval)"),
-        source="trec_eval num_nonrel_judged_ret", function="evalsuite.evaluate", pages=("Overview",),
+        kernel=_kernel("num_nonrel_judged_ret"),
+        source="trec_eval num_nonrel_judged_ret", function="evalsuite.ranking_metric", pages=("Overview",),
         aggregate="sum", integer=True,
         vectors=(TestVector({"qrels": {"q1": {"d1": 2, "d2": 0, "d3": -1}}, "run": _RUN,
                              "metric": "num_nonrel_judged_ret"}, 1.0,
@@ -147,7 +155,8 @@ TREC_EVAL_ENTRIES = [
         trec_whole="set_map",
         higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
         conventions=(_RELEVANT, _R, "0 when nothing is retrieved or R = 0"),
-        source="trec_eval set_map (exact_unranked_avg_prec of older versions)", function="evalsuite.evaluate",
+        kernel=_kernel("set_map"),
+        source="trec_eval set_map (exact_unranked_avg_prec of older versions)", function="evalsuite.ranking_metric",
         pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "set_map"}, 4 / 6,
                             "2 relevant of 3 retrieved, R = 2: 2^2 / (3 x 2) = 0.6667"),),
@@ -162,7 +171,8 @@ TREC_EVAL_ENTRIES = [
         higher_is_better=True, value_range=(float("-inf"), float("inf")), cutoff="",
         conventions=(_RELEVANT, "trec_eval's default coefficients 1, -1, 0, 0 (other coefficients are not "
                      "supported)", "the corpus value is the mean over queries (trec_eval)"),
-        source="trec_eval utility (TREC filtering track set utility)", function="evalsuite.evaluate",
+        kernel=_kernel("utility"),
+        source="trec_eval utility (TREC filtering track set utility)", function="evalsuite.ranking_metric",
         pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "utility"}, 1.0,
                             "2 relevant retrieved, 1 other (d2): 2 - 1 = 1"),),
@@ -176,7 +186,8 @@ TREC_EVAL_ENTRIES = [
         higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
         conventions=(_RELEVANT, _R, "c = int(x R + 0.9) docs (trec_eval 10 kept its version 9 rounding here)",
                      "divided by c even when fewer docs were returned", "0 when c = 0"),
-        source="trec_eval Rprec_mult", function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        kernel=_kernel("rprec_mult"),
+        source="trec_eval Rprec_mult", function="evalsuite.ranking_metric", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "Rprec_mult_0.50"}, 1.0,
                             "R = 2: c = int(1 + 0.9) = 1; top 1 = d3 (relevant): 1"),
                  TestVector({"qrels": _GRADED, "run": _RUN, "metric": "Rprec_mult_2.00"}, 0.5,
@@ -191,7 +202,8 @@ TREC_EVAL_ENTRIES = [
         trec_whole="11pt_avg",
         higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
         conventions=("as iprec_at_recall at each of the 11 levels",),
-        source="Salton & McGill, Introduction to Modern IR, 1983; trec_eval 11pt_avg", function="evalsuite.evaluate",
+        kernel=_kernel("pt11_avg"),
+        source="Salton & McGill, Introduction to Modern IR, 1983; trec_eval 11pt_avg", function="evalsuite.ranking_metric",
         pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "11pt_avg"}, (8 * 1 + 3 * 2 / 3) / 11,
                             "R = 2, relevant at ranks 1 (P 1) and 3 (P 2/3): levels 0 to 0.7 round to j <= 1 -> 1 "
@@ -207,7 +219,8 @@ TREC_EVAL_ENTRIES = [
         higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
         conventions=("per query: bpref; the corpus value is the geometric mean with every value floored at "
                      "0.00001 (trec_eval)",),
-        source="trec_eval gm_bpref", function="evalsuite.evaluate", pages=("Overview", "Per-query"),
+        kernel=_kernel("gm_bpref"),
+        source="trec_eval gm_bpref", function="evalsuite.ranking_metric", pages=("Overview", "Per-query"),
         aggregate="geometric",
         vectors=(TestVector({"qrels": {**_GRADED, "q2": {"x": 1}}, "run": {**_RUN, "q2": {"y": 1.0}},
                              "metric": "gm_bpref"}, math.sqrt(1e-5),
@@ -226,7 +239,8 @@ TREC_EVAL_ENTRIES = [
                      "AP but for the e terms when the qrels have no negative grade"),
         source="Yilmaz & Aslam, Estimating average precision with incomplete and imperfect judgments, CIKM 2006; "
                "trec_eval infAP",
-        function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        kernel=_kernel("infap"),
+        function="evalsuite.ranking_metric", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "infAP"},
                             (1 + 1 / 3 + (2 / 3) * (1 / 2) * (1 + 1e-5) / (1 + 2e-5)) / 2,
                             "d3 at j = 0: 1; d1 at j = 2 (d2, outside the pool, is skipped; 1 relevant above): "
@@ -246,7 +260,8 @@ TREC_EVAL_ENTRIES = [
         trec_whole="binG",
         higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
         conventions=(_RELEVANT, _R, "unjudged docs count as not relevant"),
-        source="trec_eval binG (Buckley, an experimental measure of trec_eval 9)", function="evalsuite.evaluate",
+        kernel=_kernel("bin_g"),
+        source="trec_eval binG (Buckley, an experimental measure of trec_eval 9)", function="evalsuite.ranking_metric",
         pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "binG"}, (1 + 1 / 1.584962500721156) / 2,
                             "d3 at rank 1: 1/log2(2) = 1; d1 after d2: 1/log2(3) = 0.63093; (1 + 0.63093) / 2 = "
@@ -263,7 +278,8 @@ TREC_EVAL_ENTRIES = [
         higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
         conventions=("gain = grade for docs with grade >= rel_level, else 0 (trec_eval's default gains; it ignores "
                      "-l here)", "0 when R = 0"),
-        source="trec_eval G (Buckley, an experimental measure of trec_eval 9)", function="evalsuite.evaluate",
+        kernel=_kernel("g"),
+        source="trec_eval G (Buckley, an experimental measure of trec_eval 9)", function="evalsuite.ranking_metric",
         pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "G"}, 1 / 1.584962500721156,
                             "ideal gains 2, 1, then cost 1 a rank: cost 2, 3, 4; gain collected 1, 1, 3; d3 (g 1): "
@@ -280,7 +296,8 @@ TREC_EVAL_ENTRIES = [
         higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
         conventions=("gain = grade for docs with grade >= rel_level, else 0 (trec_eval ignores -l here)",
                      "0 when R = 0"),
-        source="trec_eval ndcg_rel", function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        kernel=_kernel("ndcg_rel"),
+        source="trec_eval ndcg_rel", function="evalsuite.ranking_metric", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "ndcg_rel"},
                             (1 / 2 + 2 / (2 + 1 / 1.584962500721156)) / 2,
                             "d3 at rank 1: DCG 1 / IDCG@1 2 = 0.5; d1 at rank 3: DCG 2 / IDCG 2.63093 = 0.76019; "
@@ -297,7 +314,8 @@ TREC_EVAL_ENTRIES = [
         higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
         conventions=("gain = grade for docs with grade >= rel_level, else 0 (trec_eval ignores -l here)",
                      "0 when R = 0"),
-        source="trec_eval Rndcg", function="evalsuite.evaluate", pages=_RANKING_PAGES,
+        kernel=_kernel("rndcg"),
+        source="trec_eval Rndcg", function="evalsuite.ranking_metric", pages=_RANKING_PAGES,
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "Rndcg"},
                             (1 / 2 + 1 / (2 + 1 / 1.584962500721156)) / 2,
                             "ideal gains 2, 1: B = {1, 2}; b = 1: DCG of d3 = 1 / IDCG 2 = 0.5; b = 2: DCG of d3, d2 = 1 "
@@ -314,7 +332,8 @@ TREC_EVAL_ENTRIES = [
         conventions=("gain = grade / the query's highest judged grade when that is above 1 (trec_eval scales gains "
                      "into [0, 1]); grades below rel_level give 0 (trec_eval ignores -l here)",
                      "the same as ranx's rbp.9 on binary qrels; `rbp.p` is ranx's (unscaled grades)"),
-        source="Moffat & Zobel, TOIS 2008; trec_eval 10 rbp", function="evalsuite.evaluate", pages=("Overview",),
+        kernel=_kernel("rbp_trec"),
+        source="Moffat & Zobel, TOIS 2008; trec_eval 10 rbp", function="evalsuite.ranking_metric", pages=("Overview",),
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "rbp"}, 0.1 * (1 / 2 + (2 / 2) * 0.81),
                             "highest grade 2: gains 1/2 (d3, rank 1), 2/2 (d1, rank 3): 0.1 x (0.5 + 1 x 0.9^2) = "
                             "0.131"),),
@@ -330,7 +349,8 @@ TREC_EVAL_ENTRIES = [
         higher_is_better=False, value_range=(0.0, 1.0), cutoff="",
         conventions=("unjudged = no judgement or a negative grade (trec_eval)", "the tail past the ranking (0.9^N) "
                      "counts only when some retrieved doc is unjudged (trec_eval)"),
-        source="Moffat & Zobel, TOIS 2008; trec_eval 10 rbp_resid", function="evalsuite.evaluate", pages=("Overview",),
+        kernel=_kernel("rbp_resid"),
+        source="Moffat & Zobel, TOIS 2008; trec_eval 10 rbp_resid", function="evalsuite.ranking_metric", pages=("Overview",),
         vectors=(TestVector({"qrels": _GRADED, "run": _RUN, "metric": "rbp_resid"}, 0.9 ** 3 + 0.1 * 0.9,
                             "d2 unjudged at rank 2: 0.9^3 + 0.1 x 0.9 = 0.819"),),
     ),

@@ -1,23 +1,22 @@
-"""Answer metrics: is the answer grounded, correct and on topic, from per-request judgements.
+"""Answer metrics: is the answer grounded and on topic, from per-request judgements.
 
 - :func:`faithfulness` (RAGAS): answer claims supported by the retrieved context;
-- :func:`answer_correctness` (RAGAS): F1 (or another mode) of claim overlap with the reference,
-  optionally weighted with answer similarity;
-- :func:`factual_correctness` (RAGAS ``FactualCorrectness``): claim-level precision, recall or
-  F-beta against the reference;
 - :func:`answer_relevancy` (RAGAS): cosine similarity of questions generated from the answer with
   the real question, with a documented rule for noncommittal answers;
 - :func:`answer_similarity` (RAGAS): embedding cosine of answer and reference (optionally
   thresholded);
 - :func:`aspect_critique` (RAGAS ``AspectCritic``): a user-defined criterion, majority of votes.
 
-The citation metrics of ALCE are in :mod:`evalsuite.metrics.citation`. Judgement lists and the
-undefined cases are described in :mod:`evalsuite.metrics.judgement_lists`.
+Correctness against the reference (answer correctness, factual correctness) is in
+:mod:`evalsuite.metrics.correctness`, the citation metrics of ALCE in
+:mod:`evalsuite.metrics.citation`. Judgement lists and the undefined cases are described in
+:mod:`evalsuite.metrics.judgement_lists`. Each metric's per-request kernel (``<metric>_values``)
+is what :func:`evalsuite.evaluate_records` runs on records; its registry entry
+(``METRICS[name]``) names it with the list function.
 """
 
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy as np
@@ -28,24 +27,19 @@ from ..score import Score
 from ..utils.checks import check_compat
 from .judgement_lists import (
     JudgementLists, _lists_of_floats, _params, _share_metric, _texts_or_judgements, as_judgement_lists,
-    as_unit_interval,
+    share_values, unit_values,
 )
 
 __all__ = [
     "faithfulness",
-    "answer_correctness",
-    "factual_correctness",
     "answer_relevancy",
     "answer_similarity",
     "aspect_critique",
-    "answer_correctness_values",
-    "answer_correctness_fbeta",
-    "fbeta_values",
-    "FACTUAL_MODES",
+    "faithfulness_values",
+    "answer_relevancy_values",
+    "answer_similarity_values",
+    "aspect_critique_values",
 ]
-
-
-FACTUAL_MODES = ("f1", "precision", "recall")
 
 
 def faithfulness(answer_claims_supported, *, compat: str | None = None) -> Score:
@@ -89,111 +83,13 @@ def faithfulness(answer_claims_supported, *, compat: str | None = None) -> Score
                          "supported answer claims / answer claims", compat=compat)
 
 
-def answer_correctness_values(in_reference: pa.ListArray, in_answer: pa.ListArray, similarity: np.ndarray | None,
-                              weights: tuple[float, float], compat: str | None) -> tuple[np.ndarray, dict]:
-    """Per-request answer correctness (see :func:`answer_correctness`) and counts for params."""
-    answer = JudgementLists(in_reference)
-    reference = JudgementLists(in_answer)
-    tp = answer.total
-    fp = answer.judged - answer.total
-    fn = reference.judged - reference.total
-    n = answer.n
-    f1 = np.full(n, np.nan)
-    known = ~answer.missing & ~reference.missing
-    claims = tp + fp + fn
-    with_claims = known & (claims > 0)
-    f1[with_claims] = 2 * tp[with_claims] / (2 * tp[with_claims] + fp[with_claims] + fn[with_claims])
-    if compat == "ragas":
-        f1[known & (claims == 0)] = 1.0  # RAGAS: no statements on either side scores 1.0
-    if similarity is None:
-        values = f1
-    else:
-        w_f1, w_sim = weights
-        values = (w_f1 * f1 + w_sim * similarity) / (w_f1 + w_sim)  # NaN similarity -> NaN
-    counts = {"unjudged": answer.unjudged + reference.unjudged,
-              "requests_without_judgements": int((answer.missing | reference.missing).sum())}
-    return values, counts
+def faithfulness_values(answer_claims_supported, *, compat: str | None = None) -> np.ndarray:
+    """Per-request faithfulness (the kernel of ``METRICS["faithfulness"]``).
 
-
-def answer_correctness(answer_in_reference, reference_in_answer, similarity=None, weights=(0.75, 0.25), *,
-                       compat: str | None = None, mode: str = "f1", beta: float = 1.0) -> Score:
-    """Answer correctness (RAGAS): weighted F1 of claim overlap with the reference, plus similarity.
-
-    TP = answer claims supported by the reference, FP = the other answer claims, FN = reference
-    claims the answer misses; F1 = 2 TP / (2 TP + FP + FN). The score is
-    ``(w1 * F1 + w2 * similarity) / (w1 + w2)`` with ``weights = (w1, w2)`` (RAGAS: 0.75, 0.25);
-    without ``similarity`` it is F1 alone (``params["similarity"]`` says so).
-
-    Parameters
-    ----------
-    answer_in_reference : sequence of list of (bool | None), length n_requests
-        Per answer claim: supported by the reference (TP) or not (FP).
-    reference_in_answer : sequence of list of (bool | None), length n_requests
-        Per reference claim: covered by the answer, or missed (FN).
-    similarity : sequence of (float in 0..1 | None), length n_requests, optional
-        Semantic similarity of answer and reference per request (None entries: undefined).
-    weights : (float, float)
-        Weights of F1 and similarity, non-negative, not both 0 (default 0.75, 0.25).
-    compat : None or "ragas", keyword-only
-        "ragas" scores a request with no claims on either side F1 = 1.0, as RAGAS does;
-        otherwise it is undefined.
-    mode : {"f1", "precision", "recall"}, keyword-only
-        The factual part, as RAGAS ``FactualCorrectness`` offers (see
-        :func:`factual_correctness`); default F1.
-    beta : float > 0, keyword-only
-        F-beta instead of F1 in mode "f1" (beta > 1 weighs recall more); default 1.
-
-    Returns
-    -------
-    Score
-        Mean over requests where the score is defined; ``.per_query``, shape (n_requests,),
-        NaN where a request has no claims on either side or no similarity; ``params``:
-        weights, ``similarity`` ("given" or "none: F1 alone"), compat, ``unjudged``.
-
-    Raises
-    ------
-    EvalSuiteError
-        ``weights`` not two finite non-negative numbers, or both 0; the two judgement lists of
-        different lengths; ``similarity`` of another length or outside 0..1; a label that is
-        not True/False/None; ``compat`` other than None or "ragas".
-
-    References
-    ----------
-    RAGAS ``AnswerCorrectness`` (``metrics/_answer_correctness.py``); Es et al., EACL 2024 demo.
-
-    Examples
-    --------
-    >>> # TP 1, FP 1, FN 2: F1 = 2 / (2 + 1 + 2) = 0.4; with similarity 0.75 * 0.4 + 0.25 * 0.5 = 0.425
-    >>> answer_correctness([[True, False]], [[True, False, False]], similarity=[0.5])
-    Score(answer_correctness=0.4250, n=1, coverage=1.000)
-    >>> answer_correctness([[True, False]], [[True, False, False]])  # F1 alone
-    Score(answer_correctness=0.4000, n=1, coverage=1.000)
-    >>> # factual part = precision TP / (TP + FP) = 1/2: 0.75 * 0.5 + 0.25 * 0.5 = 0.5
-    >>> answer_correctness([[True, False]], [[True, False, False]], similarity=[0.5], mode="precision")
-    Score(answer_correctness=0.5000, n=1, coverage=1.000)
+    >>> faithfulness_values([[True, True, None, False], [None]]).round(4).tolist()
+    [0.6667, nan]
     """
-    check_compat(compat)
-    if (mode, beta) != ("f1", 1.0):
-        return answer_correctness_fbeta(answer_in_reference, reference_in_answer, similarity, weights,
-                                        compat=compat, mode=mode, beta=beta)
-    try:
-        w_f1, w_sim = (float(w) for w in weights)
-    except (TypeError, ValueError):
-        raise EvalSuiteError("weights must be two numbers (F1, similarity)", field="weights", value=weights) from None
-    if w_f1 < 0 or w_sim < 0 or w_f1 + w_sim == 0 or not (math.isfinite(w_f1) and math.isfinite(w_sim)):
-        raise EvalSuiteError("weights must be non-negative and not both 0", field="weights", value=weights)
-    in_ref = as_judgement_lists(answer_in_reference, "answer_in_reference")
-    in_ans = as_judgement_lists(reference_in_answer, "reference_in_answer")
-    if len(in_ref) != len(in_ans):
-        raise EvalSuiteError(f"answer_in_reference has {len(in_ref)} requests, reference_in_answer {len(in_ans)}",
-                             field="reference_in_answer", value=len(in_ans))
-    sim = None
-    if similarity is not None:
-        sim = as_unit_interval(similarity, "similarity", len(in_ref))
-    values, counts = answer_correctness_values(in_ref, in_ans, sim, (w_f1, w_sim), compat)
-    return Score(values, _params("answer_correctness", None, weights=(w_f1, w_sim), compat=compat,
-                                 similarity="given" if sim is not None else "none: F1 alone", **counts))
-
+    return share_values(answer_claims_supported, "answer_claims_supported")
 
 @_texts_or_judgements
 def answer_relevancy(similarities, noncommittal=None, *, compat: str | None = None) -> Score:
@@ -253,7 +149,23 @@ def answer_relevancy(similarities, noncommittal=None, *, compat: str | None = No
     [0.5]
     """
     check_compat(compat)
-    sims = _lists_of_floats(similarities, "similarities")
+    values, noncommittal_requests, outvoted = _relevancy(similarities, noncommittal, compat)
+    return Score(values, _params("answer_relevancy", None, compat=compat, noncommittal_requests=noncommittal_requests,
+                                 noncommittal_flags_outvoted=outvoted,
+                                 definition="mean cosine of generated questions with the question; 0 when the "
+                                            "majority of flags say noncommittal" + (" (ragas: all flags)" if compat else "")))
+
+
+def _as_python(values):
+    """An Arrow array as a Python list; anything else as it is."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    return values.to_pylist() if isinstance(values, pa.Array) else values
+
+
+def _relevancy(similarities, noncommittal, compat: str | None) -> tuple[np.ndarray, int, int]:
+    """Per-request answer relevancy, the number of noncommittal requests and of flags outvoted."""
+    sims = _lists_of_floats(_as_python(similarities), "similarities")
     flags = None
     if noncommittal is not None:
         flags = as_judgement_lists(noncommittal, "noncommittal").to_pylist()
@@ -285,10 +197,17 @@ def answer_relevancy(similarities, noncommittal=None, *, compat: str | None = No
         else:
             values[i] = float(np.mean(judged))
             outvoted += n_set
-    return Score(values, _params("answer_relevancy", None, compat=compat, noncommittal_requests=noncommittal_requests,
-                                 noncommittal_flags_outvoted=outvoted,
-                                 definition="mean cosine of generated questions with the question; 0 when the "
-                                            "majority of flags say noncommittal" + (" (ragas: all flags)" if compat else "")))
+    return values, noncommittal_requests, outvoted
+
+
+def answer_relevancy_values(similarities, noncommittal=None, *, compat: str | None = None) -> np.ndarray:
+    """Per-request answer relevancy (the kernel of ``METRICS["answer_relevancy"]``).
+
+    >>> answer_relevancy_values([[1.0, 0.5, 0.75], [0.6, 0.5, 0.4], [None]],
+    ...                         [[True, False, False], [True, True, False], None]).tolist()
+    [0.75, 0.0, nan]
+    """
+    return _relevancy(similarities, noncommittal, compat)[0]
 
 
 @_texts_or_judgements
@@ -325,169 +244,24 @@ def answer_similarity(similarity, *, threshold: float | None = None) -> Score:
     >>> answer_similarity([0.9, 0.6], threshold=0.7).per_query.tolist()
     [1.0, 0.0]
     """
-    values = as_unit_interval(similarity, "similarity", len(similarity) if hasattr(similarity, "__len__") else 0)
-    if threshold is not None:
-        if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not 0 <= threshold <= 1:
-            raise EvalSuiteError("threshold must be a number in 0..1", field="threshold", value=threshold)
-        values = np.where(np.isnan(values), np.nan, (values >= threshold).astype(float))
+    values = answer_similarity_values(similarity, threshold=threshold)
     return Score(values, _params("answer_similarity", None, threshold=threshold,
                                  definition="cosine of answer and reference embeddings"
                                             + (f", 1 if >= {threshold}" if threshold is not None else "")))
 
 
-def _check_mode_beta(mode: str, beta) -> float:
-    if mode not in FACTUAL_MODES:
-        raise EvalSuiteError(f"mode must be one of {', '.join(FACTUAL_MODES)}", field="mode", value=mode)
-    if isinstance(beta, bool) or not isinstance(beta, numbers.Real) or not math.isfinite(beta) or beta <= 0:
-        raise EvalSuiteError("beta must be a finite number > 0", field="beta", value=beta)
-    return float(beta)
+def answer_similarity_values(similarity, *, compat: str | None = None, threshold: float | None = None) -> np.ndarray:
+    """Per-request answer similarity (the kernel of ``METRICS["answer_similarity"]``).
 
-
-def fbeta_values(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, defined: np.ndarray, mode: str = "f1",
-                 beta: float = 1.0) -> np.ndarray:
-    """Per-request precision, recall or F-beta from claim counts (NaN where not ``defined``).
-
-    precision = TP / (TP + FP), recall = TP / (TP + FN), F-beta = (1 + b^2) TP /
-    ((1 + b^2) TP + b^2 FN + FP); an empty denominator gives 0 (``mode="f1"`` with beta 1 is
-    :func:`evalsuite.answer_correctness`'s F1 = 2 TP / (2 TP + FP + FN)).
-
-    >>> fbeta_values(np.array([1.0]), np.array([1.0]), np.array([2.0]), np.array([True]), "f1", 2.0).round(4).tolist()
-    [0.3571]
+    >>> answer_similarity_values([0.9, None, 0.6], threshold=0.7).tolist()
+    [1.0, nan, 0.0]
     """
-    b2 = beta * beta
-    if mode == "precision":
-        num, den = tp, tp + fp
-    elif mode == "recall":
-        num, den = tp, tp + fn
-    else:
-        num, den = (1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp
-    out = np.full(len(tp), np.nan)
-    ok = defined & (den > 0)
-    out[defined] = 0.0
-    out[ok] = num[ok] / den[ok]
-    return out
-
-
-@_texts_or_judgements
-def factual_correctness(answer_in_reference, reference_in_answer=None, *, mode: str = "f1",
-                        beta: float = 1.0) -> Score:
-    """Factual correctness (RAGAS): precision, recall or F-beta of the answer's claims against
-    the reference's.
-
-    TP = answer claims supported by the reference, FP = the other answer claims, FN = reference
-    claims the answer misses. ``mode="precision"``: TP / (TP + FP) (needs only the answer's
-    claims); ``"recall"``: TP / (TP + FN); ``"f1"``: F-beta = (1 + b^2) TP / ((1 + b^2) TP +
-    b^2 FN + FP), beta 1 by default (beta > 1 weighs recall more).
-
-    Parameters
-    ----------
-    answer_in_reference : sequence of list of (bool | None), length n_requests
-        Per answer claim: supported by the reference (TP) or not (FP).
-    reference_in_answer : sequence of list of (bool | None), length n_requests, optional
-        Per reference claim: covered by the answer or missed (FN); needed for recall and F-beta.
-    mode : {"f1", "precision", "recall"}, keyword-only
-    beta : float > 0, keyword-only
-
-    Returns
-    -------
-    Score
-        Mean over requests where the mode's claims exist; undefined (NaN) for a request
-        without claims on the sides it needs; ``params``: mode, beta, ``unjudged``.
-
-    Raises
-    ------
-    EvalSuiteError
-        An unknown mode, beta <= 0, ``reference_in_answer`` missing for recall or F-beta, the
-        lists of different lengths, a label that is not True/False/None.
-
-    References
-    ----------
-    RAGAS ``FactualCorrectness`` (``metrics/_factual_correctness.py``, modes precision / recall
-    / f1, ``beta``); van Rijsbergen, Information Retrieval, 1979 (F-measure).
-
-    Examples
-    --------
-    >>> # TP 1, FP 1, FN 2: precision 1/2, recall 1/3, F1 = 2 / (2 + 1 + 2) = 0.4
-    >>> [float(factual_correctness([[True, False]], [[True, False, False]], mode=m))
-    ...  for m in ("precision", "recall", "f1")]
-    [0.5, 0.3333333333333333, 0.4]
-    >>> float(factual_correctness([[True, False]], [[True, False, False]], beta=2.0))  # 5 / (5 + 8 + 1)
-    0.35714285714285715
-    """
-    beta = _check_mode_beta(mode, beta)
-    answer = JudgementLists(as_judgement_lists(answer_in_reference, "answer_in_reference"))
-    if reference_in_answer is None:
-        if mode != "precision":
-            raise EvalSuiteError(f"mode {mode!r} needs reference_in_answer (the reference's claims)",
-                                 field="reference_in_answer", value=None)
-        reference = None
-    else:
-        reference = JudgementLists(as_judgement_lists(reference_in_answer, "reference_in_answer"))
-        if reference.n != answer.n:
-            raise EvalSuiteError(f"answer_in_reference has {answer.n} requests, reference_in_answer {reference.n}",
-                                 field="reference_in_answer", value=reference.n)
-    tp = answer.total
-    fp = answer.judged - answer.total
-    fn = np.zeros(answer.n) if reference is None else reference.judged - reference.total
-    known = ~answer.missing if reference is None else ~answer.missing & ~reference.missing
-    if mode == "precision":
-        defined = known & (tp + fp > 0)
-    elif mode == "recall":
-        defined = known & (tp + fn > 0)
-    else:
-        defined = known & (tp + fp + fn > 0)
-    values = fbeta_values(tp, fp, fn, defined, mode, beta)
-    unjudged = answer.unjudged + (0 if reference is None else reference.unjudged)
-    return Score(values, _params("factual_correctness", None, mode=mode, beta=beta, unjudged=unjudged,
-                                 definition=f"claim-level {mode}" + (f" (beta {beta:g})" if mode == "f1" else "")))
-
-
-def _weights(weights) -> tuple[float, float]:
-    try:
-        w_f, w_s = (float(w) for w in weights)
-    except (TypeError, ValueError):
-        raise EvalSuiteError("weights must be two numbers (factual, similarity)", field="weights", value=weights) from None
-    if w_f < 0 or w_s < 0 or w_f + w_s == 0 or not (math.isfinite(w_f) and math.isfinite(w_s)):
-        raise EvalSuiteError("weights must be non-negative and not both 0", field="weights", value=weights)
-    return w_f, w_s
-
-
-def answer_correctness_fbeta(answer_in_reference, reference_in_answer, similarity=None, weights=(0.75, 0.25), *,
-                             compat: str | None = None, mode: str = "f1", beta: float = 1.0) -> Score:
-    """Answer correctness with the factual part in another mode or beta (what
-    :func:`evalsuite.answer_correctness` calls for ``mode``/``beta`` other than F1).
-
-    score = (w1 * factual + w2 * similarity) / (w1 + w2), factual = :func:`factual_correctness`.
-
-    Raises
-    ------
-    EvalSuiteError
-        As :func:`evalsuite.answer_correctness` and :func:`factual_correctness`.
-
-    Examples
-    --------
-    >>> # F2 = 5 TP / (5 TP + 4 FN + FP) = 5 / 14; 0.75 * 5/14 + 0.25 * 0.5
-    >>> round(float(answer_correctness_fbeta([[True, False]], [[True, False, False]], [0.5], beta=2.0)), 6)
-    0.392857
-    """
-    check_compat(compat)
-    w_f, w_s = _weights(weights)
-    factual = factual_correctness(answer_in_reference, reference_in_answer, mode=mode, beta=beta)
-    values = np.asarray(factual.per_query, dtype=float).copy()
-    if compat == "ragas" and mode == "f1" and reference_in_answer is not None:
-        a = as_judgement_lists(answer_in_reference, "answer_in_reference")
-        r = as_judgement_lists(reference_in_answer, "reference_in_answer")
-        empty = ~np.asarray(a.is_null()) & ~np.asarray(r.is_null())
-        claims = JudgementLists(a).judged + JudgementLists(r).judged
-        values[empty & (claims == 0)] = 1.0  # RAGAS: no statements on either side scores 1.0
-    sim = None
-    if similarity is not None:
-        sim = as_unit_interval(similarity, "similarity", len(values))
-        values = (w_f * values + w_s * sim) / (w_f + w_s)
-    return Score(values, _params("answer_correctness", None, weights=(w_f, w_s), compat=compat, mode=mode, beta=beta,
-                                 similarity="given" if sim is not None else f"none: {mode} alone",
-                                 unjudged=factual.params["unjudged"]))
-
+    values = unit_values(similarity, "similarity")
+    if threshold is not None:
+        if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not 0 <= threshold <= 1:
+            raise EvalSuiteError("threshold must be a number in 0..1", field="threshold", value=threshold)
+        values = np.where(np.isnan(values), np.nan, (values >= threshold).astype(float))
+    return values
 
 @_texts_or_judgements
 def aspect_critique(votes, *, name: str | None = None) -> Score:
@@ -527,11 +301,25 @@ def aspect_critique(votes, *, name: str | None = None) -> Score:
     (Score(aspect_critique=0.5000, n=3, coverage=0.667), 1)
     """
     lists = JudgementLists(as_judgement_lists(votes, "votes"))
+    ties = int(((lists.total * 2 == lists.judged) & (lists.judged > 0) & ~lists.missing).sum())
+    return Score(_majority(lists), _params("aspect_critique", lists, criterion=name, ties=ties,
+                                           definition="majority of the judge's votes; share of requests judged yes"))
+
+
+def _majority(lists: JudgementLists) -> np.ndarray:
     yes = lists.total
     no = lists.judged - lists.total
     values = np.full(lists.n, np.nan)
     decided = (yes != no) & ~lists.missing
     values[decided] = (yes[decided] > no[decided]).astype(float)
-    ties = int(((yes == no) & (lists.judged > 0) & ~lists.missing).sum())
-    return Score(values, _params("aspect_critique", lists, criterion=name, ties=ties,
-                                 definition="majority of the judge's votes; share of requests judged yes"))
+    return values
+
+
+def aspect_critique_values(votes, *, compat: str | None = None) -> np.ndarray:
+    """Per-request aspect critique (the kernel of ``METRICS["aspect_critique"]``): 1 or 0 by the
+    majority of the votes, NaN without votes or on a tie.
+
+    >>> aspect_critique_values([[True, True, False], [True, None, False], [None]]).tolist()
+    [1.0, nan, nan]
+    """
+    return _majority(JudgementLists(as_judgement_lists(votes, "votes")))

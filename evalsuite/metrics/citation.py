@@ -5,12 +5,16 @@ the cited passages relevant. Judgement lists and the undefined cases are describ
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..score import Score
-from .judgement_lists import _share_metric
+from .judgement_lists import _share_metric, share_values
 
 __all__ = [
     "citation_recall",
     "citation_precision",
+    "citation_recall_values",
+    "citation_precision_values",
 ]
 
 
@@ -79,3 +83,21 @@ def citation_precision(citations_relevant) -> Score:
     """
     return _share_metric("citation_precision", citations_relevant, "citations_relevant",
                          "relevant citations / citations")
+
+
+def citation_recall_values(statements_cited_supported, *, compat: str | None = None) -> np.ndarray:
+    """Per-request citation recall (the kernel of ``METRICS["citation_recall"]``).
+
+    >>> citation_recall_values([[True, False, True], [None]]).round(4).tolist()
+    [0.6667, nan]
+    """
+    return share_values(statements_cited_supported, "statements_cited_supported")
+
+
+def citation_precision_values(citations_relevant, *, compat: str | None = None) -> np.ndarray:
+    """Per-request citation precision (the kernel of ``METRICS["citation_precision"]``).
+
+    >>> citation_precision_values([[True, True, False, True], []]).tolist()
+    [0.75, nan]
+    """
+    return share_values(citations_relevant, "citations_relevant")

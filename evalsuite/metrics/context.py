@@ -16,7 +16,10 @@ contexts split into sentences by pysbd, one judgement per sentence, the
 sentences; each keeps the name its defining tool gives it (``docs/metrics.md``).
 
 Judgement lists and the undefined cases are described in :mod:`evalsuite.metrics.judgement_lists`;
-``compat="ragas"`` reproduces RAGAS's own numbers where they differ.
+``compat="ragas"`` reproduces RAGAS's own numbers where they differ. Each metric's per-request
+kernel (``<metric>_values``: the judgement columns as Arrow arrays or lists in, one float per
+request out, NaN where undefined) is what :func:`evalsuite.evaluate_records` runs on records and
+what the list function scores; its registry entry (``METRICS[name]``) names both.
 """
 
 from __future__ import annotations
@@ -31,7 +34,9 @@ import pyarrow as pa
 from ..errors import EvalSuiteError
 from ..score import Score
 from ..utils.checks import check_compat, group_positions
-from .judgement_lists import JudgementLists, _params, _share_metric, _texts_or_judgements, as_judgement_lists
+from .judgement_lists import (
+    JudgementLists, _params, _share_metric, _texts_or_judgements, as_judgement_lists, share_values,
+)
 
 __all__ = [
     "context_precision",
@@ -41,6 +46,11 @@ __all__ = [
     "context_utilization",
     "context_relevancy",
     "context_precision_values",
+    "context_recall_values",
+    "context_relevance_values",
+    "context_entity_recall_values",
+    "context_utilization_values",
+    "context_relevancy_values",
     "normalize_entity",
     "entities_found",
 ]
@@ -50,9 +60,8 @@ __all__ = [
 RAGAS_EPSILON = 1e-10
 
 
-def context_precision_values(useful: pa.ListArray, compat: str | None = None) -> tuple[np.ndarray, JudgementLists]:
-    """Per-request average precision of the ``useful`` labels (see :func:`context_precision`)."""
-    lists = JudgementLists(useful)
+def _average_precision(lists: JudgementLists, compat: str | None = None) -> np.ndarray:
+    """Per-request average precision of usefulness labels in rank order (see :func:`context_precision`)."""
     positions = group_positions(lists.parent) + 1  # rank among judged chunks
     hits = lists.values > 0
     useful_parent = lists.parent[hits]
@@ -61,15 +70,45 @@ def context_precision_values(useful: pa.ListArray, compat: str | None = None) ->
     n_useful = np.bincount(useful_parent, minlength=lists.n).astype(np.float64)
     out = np.full(lists.n, np.nan)
     if compat == "ragas":
-        # RAGAS: numerator / (n_useful + 1e-10), 0.0 for an empty list (never NaN).
-        present = ~lists.missing
+        # RAGAS: numerator / (n_useful + 1e-10), 0.0 for an empty list; a list whose every verdict
+        # is missing stays undefined (RAGAS scores NaN when a verdict cannot be parsed).
+        present = ~lists.missing & ~lists.unknown
         out[present] = precision_sum[present] / (n_useful[present] + RAGAS_EPSILON)
     else:
         defined = (lists.judged > 0) & ~lists.missing
         out[defined] = 0.0
         has_useful = defined & (n_useful > 0)
         out[has_useful] = precision_sum[has_useful] / n_useful[has_useful]
-    return out, lists
+    return out
+
+
+def context_precision_values(useful, *, compat: str | None = None) -> np.ndarray:
+    """Per-request context precision (the kernel of ``METRICS["context_precision"]``).
+
+    >>> context_precision_values([[True, False, True], [None, None], None]).round(4).tolist()
+    [0.8333, nan, nan]
+    """
+    return _average_precision(JudgementLists(as_judgement_lists(useful, "useful")), compat)
+
+
+def context_recall_values(reference_claims_supported, *, compat: str | None = None) -> np.ndarray:
+    """Per-request context recall (the kernel of ``METRICS["context_recall"]``): share of supported
+    reference claims, NaN without a judged claim.
+
+    >>> context_recall_values([[True, False, True, True], []]).tolist()
+    [0.75, nan]
+    """
+    return share_values(reference_claims_supported, "reference_claims_supported")
+
+
+def context_relevance_values(relevant, *, compat: str | None = None) -> np.ndarray:
+    """Per-request context relevance (the kernel of ``METRICS["context_relevance"]``): share of
+    relevant chunks, or the mean grade.
+
+    >>> context_relevance_values([[True, False], [1.0, 0.5]]).tolist()
+    [0.5, 0.75]
+    """
+    return share_values(relevant, "relevant", graded=True)
 
 
 def context_precision(useful, *, compat: str | None = None) -> Score:
@@ -121,8 +160,8 @@ def context_precision(useful, *, compat: str | None = None) -> Score:
     0.9999999999666667
     """
     check_compat(compat)
-    values, lists = context_precision_values(as_judgement_lists(useful, "useful"), compat)
-    return Score(values, _params("context_precision", lists, compat=compat,
+    lists = JudgementLists(as_judgement_lists(useful, "useful"))
+    return Score(_average_precision(lists, compat), _params("context_precision", lists, compat=compat,
                                  definition="average precision of usefulness labels in rank order"))
 
 
@@ -294,6 +333,12 @@ def context_entity_recall(entities_in_contexts=None, *, reference_entities=None,
     Score(context_entity_recall=0.6667, n=1, coverage=1.000)
     """
     check_compat(compat)
+    lists = _entity_lists(entities_in_contexts, reference_entities, context_entities, compat)
+    return Score(lists.share(), _params("context_entity_recall", lists, compat=compat,
+                                        definition="reference entities found in the contexts / reference entities"))
+
+
+def _entity_lists(entities_in_contexts, reference_entities, context_entities, compat) -> JudgementLists:
     given_lists = reference_entities is not None or context_entities is not None
     if (entities_in_contexts is None) == (not given_lists):
         raise EvalSuiteError("give entities_in_contexts, or reference_entities with context_entities",
@@ -303,9 +348,34 @@ def context_entity_recall(entities_in_contexts=None, *, reference_entities=None,
             raise EvalSuiteError("both reference_entities and context_entities are needed",
                                  field="context_entities" if context_entities is None else "reference_entities")
         entities_in_contexts = entities_found(reference_entities, context_entities, compat=compat)
-    lists = JudgementLists(as_judgement_lists(entities_in_contexts, "entities_in_contexts"))
-    return Score(lists.share(), _params("context_entity_recall", lists, compat=compat,
-                                        definition="reference entities found in the contexts / reference entities"))
+    return JudgementLists(as_judgement_lists(entities_in_contexts, "entities_in_contexts"))
+
+
+def context_entity_recall_values(entities_in_contexts=None, reference_entities=None, context_entities=None, *,
+                                 compat: str | None = None) -> np.ndarray | None:
+    """Per-request context entity recall (the kernel of ``METRICS["context_entity_recall"]``), from
+    the per-entity judgements when given, else from the two entity lists; None when neither form
+    is complete (the metric cannot be computed from these columns).
+
+    >>> context_entity_recall_values(None, [["Paris", "1889"]], [["paris"]]).tolist()
+    [0.5]
+    >>> context_entity_recall_values(None, [["Paris"]], None) is None
+    True
+    """
+    if entities_in_contexts is None and (reference_entities is None or context_entities is None):
+        return None
+    if entities_in_contexts is not None:
+        reference_entities = context_entities = None
+    else:
+        reference_entities, context_entities = _pylist(reference_entities), _pylist(context_entities)
+    return _entity_lists(entities_in_contexts, reference_entities, context_entities, compat).share()
+
+
+def _pylist(values):
+    """An Arrow array as a Python list (the entity lists are matched as strings)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    return values.to_pylist() if isinstance(values, pa.Array) else values
 
 
 @_texts_or_judgements
@@ -343,9 +413,19 @@ def context_utilization(useful_for_answer, *, compat: str | None = None) -> Scor
     Score(context_utilization=0.5833, n=1, coverage=1.000)
     """
     check_compat(compat)
-    values, lists = context_precision_values(as_judgement_lists(useful_for_answer, "useful_for_answer"), compat)
-    return Score(values, _params("context_utilization", lists, compat=compat,
-                                 definition="average precision of the chunks useful for the answer"))
+    lists = JudgementLists(as_judgement_lists(useful_for_answer, "useful_for_answer"))
+    return Score(_average_precision(lists, compat), _params("context_utilization", lists, compat=compat,
+                                                            definition="average precision of the chunks useful for "
+                                                                       "the answer"))
+
+
+def context_utilization_values(useful_for_answer, *, compat: str | None = None) -> np.ndarray:
+    """Per-request context utilization (the kernel of ``METRICS["context_utilization"]``).
+
+    >>> context_utilization_values([[False, True, True]]).round(4).tolist()
+    [0.5833]
+    """
+    return _average_precision(JudgementLists(as_judgement_lists(useful_for_answer, "useful_for_answer")), compat)
 
 
 @_texts_or_judgements
@@ -382,3 +462,12 @@ def context_relevancy(sentences_relevant) -> Score:
     lists = JudgementLists(as_judgement_lists(sentences_relevant, "sentences_relevant"))
     return Score(lists.share(), _params("context_relevancy", lists,
                                         definition="relevant context sentences / context sentences"))
+
+
+def context_relevancy_values(sentences_relevant, *, compat: str | None = None) -> np.ndarray:
+    """Per-request context relevancy (the kernel of ``METRICS["context_relevancy"]``).
+
+    >>> context_relevancy_values([[True, False, False, True]]).tolist()
+    [0.5]
+    """
+    return share_values(sentences_relevant, "sentences_relevant")

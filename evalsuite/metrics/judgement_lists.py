@@ -27,23 +27,11 @@ from ..score import Score
 __all__ = [
     "as_judgement_lists",
     "as_unit_interval",
+    "unit_values",
+    "share_values",
     "JudgementLists",
-    "RAGAS_FIELDS",
     "CRITIQUE_PREFIX",
 ]
-
-
-#: Record fields (beyond those of :mod:`evalsuite.records.schema`) that the rest of the RAGAS family reads.
-RAGAS_FIELDS = {
-    "generated_questions": "texts",          # questions generated from the answer (display)
-    "question_similarities": "grades",       # per generated question: cosine with the question (0..1)
-    "answer_noncommittal": "labels",         # per generated question: the judge called the answer noncommittal
-    "reference_entities": "texts",           # entities of the reference (GN)
-    "context_entities": "texts",             # entities of the retrieved contexts (CN)
-    "reference_entities_in_contexts": "labels",  # per reference entity: found in the contexts
-    "context_useful_for_answer": "labels",   # per chunk: useful for arriving at the answer
-    "context_sentences_relevant": "labels",  # per context sentence: relevant to the question
-}
 
 
 #: Columns named ``critique_<name>`` hold the votes of aspect critique ``<name>`` (labels).
@@ -111,7 +99,12 @@ def _checked_arrow_lists(values: pa.Array, arg: str, graded: bool) -> pa.ListArr
 
 
 class JudgementLists:
-    """Flat view of a list array: per-request counts of judged and true items."""
+    """Flat view of a list array: per-request counts of judged and true items.
+
+    ``missing``: the request has no list (null); ``unknown``: it has a list whose every verdict is
+    missing (None), so nothing is known about it - not the same as an empty list, which says
+    there is nothing to judge (no claims, no chunks).
+    """
 
     def __init__(self, lists: pa.ListArray) -> None:
         self.n = len(lists)
@@ -125,6 +118,8 @@ class JudgementLists:
         self.judged = np.bincount(self.parent, minlength=self.n).astype(np.float64)
         self.total = np.bincount(self.parent, weights=self.values, minlength=self.n)
         lengths = pc.list_value_length(lists).fill_null(0).to_numpy(zero_copy_only=False)
+        self.lengths = lengths
+        self.unknown = (lengths > 0) & (self.judged == 0)
         self.unjudged = int(lengths.sum() - self.judged.sum())
 
     def share(self) -> np.ndarray:
@@ -147,6 +142,39 @@ def _params(metric: str, lists: JudgementLists | None = None, **extra) -> dict:
 def _share_metric(name: str, lists_input, arg: str, definition: str, graded: bool = False, **extra) -> Score:
     lists = JudgementLists(as_judgement_lists(lists_input, arg, graded=graded))
     return Score(lists.share(), _params(name, lists, definition=definition, **extra))
+
+
+def share_values(lists_input, arg: str, graded: bool = False) -> np.ndarray:
+    """Per request the share of True (the mean grade when ``graded``), NaN without a judged item:
+    the kernel of every metric that is a share of a judgement list (faithfulness, context recall,
+    the citation metrics ...).
+
+    >>> share_values([[True, None, False], [None], []], "labels").tolist()  # a None is left out
+    [0.5, nan, nan]
+    """
+    return JudgementLists(as_judgement_lists(lists_input, arg, graded=graded)).share()
+
+
+def unit_values(values, arg: str) -> np.ndarray:
+    """One float per request in 0..1 (None and null -> NaN) from a sequence or an Arrow array;
+    raises naming the first value outside.
+
+    >>> import pyarrow as pa
+    >>> unit_values(pa.array([0.5, None]), "similarity").tolist()
+    [0.5, nan]
+    """
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if isinstance(values, pa.Array):
+        if not (pa.types.is_integer(values.type) or pa.types.is_floating(values.type) or pa.types.is_null(values.type)):
+            raise EvalSuiteError("expected one number per request", field=arg, value=str(values.type))
+        out = values.cast(pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64, copy=True)
+        bad = ~np.isnan(out) & ((out < 0) | (out > 1))
+        if bad.any():
+            raise EvalSuiteError("must be a number in 0..1", field=f"{arg}[{int(np.flatnonzero(bad)[0])}]",
+                                 value=float(out[bad][0]))
+        return out
+    return as_unit_interval(values, arg, len(values) if hasattr(values, "__len__") else 0)
 
 
 def as_unit_interval(values, arg: str, n: int) -> np.ndarray:

@@ -113,10 +113,10 @@ def _parse_param(name: str, base: str, text: str) -> float:
     if base == "rprec_mult":
         high_ok = value < float("inf")
     if not (low_ok and high_ok):
-        what = {"rbp": "a persistence p with 0 < p < 1, as in rbp.95 or rbp@0.8",
-                "rprec_mult": "a multiple x >= 0 of R, as in Rprec_mult_0.20"}.get(
-            base, "a recall level from 0 to 1, as in iprec_at_recall_0.10 or iprec_at_recall@0.1")
-        raise EvalSuiteError(f"{base} takes {what}", field="metric", value=name)
+        entry = METRICS[base]
+        example = f"{entry.trec_param}_0.20 or " if entry.trec_param else ""
+        raise EvalSuiteError(f"{base} takes a {entry.param}, as in {example}{entry.parse_names[0]}@0.5",
+                             field="metric", value=name)
     return value
 
 

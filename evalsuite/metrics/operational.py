@@ -21,6 +21,9 @@ __all__ = [
     "latency_summary",
     "task_success_rate",
     "failure_attribution",
+    "latency_values",
+    "task_success_values",
+    "failure_values",
     "FAILURE_STAGES",
     "LATENCY_STATISTICS",
 ]
@@ -130,6 +133,48 @@ def latency_summary(values, statistic: str | None = None, *, invalid: str = "rai
     return scores[statistic] if statistic is not None else scores
 
 
+def latency_values(values, *, compat: str | None = None) -> np.ndarray:
+    """Per-request latency (the kernel of ``METRICS["latency"]``): the value, NaN where missing,
+    negative or not finite.
+
+    >>> latency_values([120, None, -1]).tolist()
+    [120.0, nan, nan]
+    """
+    return latency_summary(values, "mean", invalid="drop").per_query
+
+
+def task_success_values(outcomes, *, compat: str | None = None) -> np.ndarray:
+    """Per-request success (the kernel of ``METRICS["success"]``): 1.0, 0.0, NaN when unknown.
+
+    >>> task_success_values([True, False, None]).tolist()
+    [1.0, 0.0, nan]
+    """
+    return _outcome_values(outcomes)
+
+
+def _outcome_values(outcomes) -> np.ndarray:
+    """Outcomes as floats: 1.0 success, 0.0 failure, NaN unknown; checked."""
+    if isinstance(outcomes, (pa.Array, pa.ChunkedArray)):
+        values = outcomes.cast(pa.float64()).to_numpy(zero_copy_only=False)
+    elif isinstance(outcomes, np.ndarray) and outcomes.dtype.kind == "f":
+        # Float array: 1.0 success, 0.0 failure, NaN unknown (what evaluate_records holds).
+        values = outcomes.astype(np.float64)
+        if not np.all(np.isnan(values) | (values == 0) | (values == 1)):
+            raise EvalSuiteError("outcomes must be 0, 1 or NaN", field="outcomes", value=float(values[~np.isin(values, (0, 1)) & ~np.isnan(values)][0]))
+    else:
+        if isinstance(outcomes, (str, bytes)) or not isinstance(outcomes, (Sequence, np.ndarray)):
+            raise EvalSuiteError("expected one True/False/None per request", field="outcomes", value=type(outcomes).__name__)
+        values = np.empty(len(outcomes), dtype=np.float64)
+        for i, v in enumerate(outcomes):
+            if v is None:
+                values[i] = np.nan
+            elif isinstance(v, (bool, np.bool_)):
+                values[i] = float(v)
+            else:
+                raise EvalSuiteError("an outcome must be True, False or None", field=f"outcomes[{i}]", value=v)
+    return values
+
+
 def task_success_rate(outcomes, *, confidence: float = 0.95) -> Score:
     """Share of successful requests, with a Wilson score interval.
 
@@ -170,24 +215,7 @@ def task_success_rate(outcomes, *, confidence: float = 0.95) -> Score:
     """
     if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real) or not 0 < confidence < 1:
         raise EvalSuiteError("confidence must be between 0 and 1", field="confidence", value=confidence)
-    if isinstance(outcomes, (pa.Array, pa.ChunkedArray)):
-        values = outcomes.cast(pa.float64()).to_numpy(zero_copy_only=False)
-    elif isinstance(outcomes, np.ndarray) and outcomes.dtype.kind == "f":
-        # Float array: 1.0 success, 0.0 failure, NaN unknown (what evaluate_records holds).
-        values = outcomes.astype(np.float64)
-        if not np.all(np.isnan(values) | (values == 0) | (values == 1)):
-            raise EvalSuiteError("outcomes must be 0, 1 or NaN", field="outcomes", value=float(values[~np.isin(values, (0, 1)) & ~np.isnan(values)][0]))
-    else:
-        if isinstance(outcomes, (str, bytes)) or not isinstance(outcomes, (Sequence, np.ndarray)):
-            raise EvalSuiteError("expected one True/False/None per request", field="outcomes", value=type(outcomes).__name__)
-        values = np.empty(len(outcomes), dtype=np.float64)
-        for i, v in enumerate(outcomes):
-            if v is None:
-                values[i] = np.nan
-            elif isinstance(v, (bool, np.bool_)):
-                values[i] = float(v)
-            else:
-                raise EvalSuiteError("an outcome must be True, False or None", field=f"outcomes[{i}]", value=v)
+    values = _outcome_values(outcomes)
     judged = ~np.isnan(values)
     n = int(judged.sum())
     successes = int(values[judged].sum())
@@ -276,3 +304,12 @@ def failure_attribution(stages, *, taxonomy: Sequence[str] = FAILURE_STAGES) -> 
                  for i, name in enumerate(allowed)}
     return Score(failed.astype(np.float64), {"metric": "failure_attribution", "stages": breakdown,
                                              "n_failed": n_failed, "taxonomy": allowed})
+
+
+def failure_values(stages, *, compat: str | None = None) -> np.ndarray:
+    """Per-request failure (the kernel of ``METRICS["failure_rate"]``): 1.0 when a stage is given.
+
+    >>> failure_values(["retrieval", None]).tolist()
+    [1.0, 0.0]
+    """
+    return np.asarray(failure_attribution(stages).per_query, dtype=np.float64)

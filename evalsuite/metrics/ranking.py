@@ -17,8 +17,8 @@ import numpy as np
 from ..errors import EvalSuiteError
 from ..score import Score
 from ..utils.checks import check_cutoff, check_rel_level, ranks_from_counts
-from .names import MetricSpec
-from .ranking_kernel import CONVENTIONS, JudgedRanking, compute_metrics
+from .names import MetricSpec, parse_metric
+from .ranking_kernel import CONVENTIONS, JudgedRanking, compute_metrics, corpus_value
 
 __all__ = [
     "judged_ranking_from_lists",
@@ -28,6 +28,7 @@ __all__ = [
     "mrr",
     "mean_average_precision_at_k",
     "ndcg_at_k",
+    "ranking_metric",
 ]
 
 
@@ -116,11 +117,13 @@ def judged_ranking_from_lists(relevant: Sequence, retrieved: Sequence, duplicate
     )
 
 
-def _list_metric(base: str, relevant, retrieved, k, rel_level, duplicates, allow_none_k=True) -> Score:
-    k = check_cutoff(k, allow_none=allow_none_k)
+def _list_metric(base: str, relevant, retrieved, k, rel_level, duplicates, allow_none_k=True,
+                 spec: MetricSpec | None = None) -> Score:
+    if spec is None:
+        k = check_cutoff(k, allow_none=allow_none_k)
+        spec = MetricSpec(base if k is None else f"{base}@{k}", base, k)
     rel = check_rel_level(rel_level)
     judged = judged_ranking_from_lists(relevant, retrieved, duplicates)
-    spec = MetricSpec(base if k is None else f"{base}@{k}", base, k)
     values = compute_metrics(judged, [spec], rel)[spec.name]
     params = {
         "metric": spec.canonical,
@@ -130,6 +133,8 @@ def _list_metric(base: str, relevant, retrieved, k, rel_level, duplicates, allow
         "duplicates": duplicates,
         "convention": CONVENTIONS[base],
     }
+    if spec.param is not None:
+        params["param"] = spec.param
     if spec.gains:
         params["gains"] = spec.gains
     return Score(values, params)
@@ -412,3 +417,52 @@ def _accepts_graded(function):
 
 
 ndcg_at_k = _accepts_graded(ndcg_at_k)
+
+
+def ranking_metric(relevant: Relevant, retrieved: Retrieved, metric: str, *, rel_level: float = 1,
+                   duplicates: str = "error") -> Score:
+    """Any ranking metric of the registry from per-query lists, by name (``bpref``, ``dcg@5``,
+    ``rbp.95``, ``ndcg_cut_10`` ...): the list function of trec_eval's further measures and of
+    ranx's and ir_measures' own, with the kernel :func:`evalsuite.evaluate` uses.
+
+    Parameters
+    ----------
+    relevant : sequence of (set | list | mapping), length n_queries
+        Per query a mapping doc id -> grade (a set or list means grade 1 for each doc).
+    retrieved : sequence of sequences of str, length n_queries
+        Per query the retrieved doc ids, best first.
+    metric : str
+        A name :func:`evalsuite.parse_metric` accepts.
+    rel_level : float > 0, keyword-only
+        Minimum grade that counts as relevant (default 1).
+    duplicates : {"error", "first"}, keyword-only
+        A doc retrieved twice for one query raises unless "first" keeps the higher-ranked one.
+
+    Returns
+    -------
+    Score
+        The corpus value as the registry entry aggregates it (the mean; the sum of trec_eval's
+        counts; the geometric mean of gm_map and gm_bpref), with ``.per_query`` and ``.params``.
+
+    Raises
+    ------
+    EvalSuiteError
+        An unknown metric name; as :func:`precision_at_k` for the lists.
+
+    References
+    ----------
+    Each metric's entry in ``docs/metrics.md`` (trec_eval, ranx, ir_measures).
+
+    Examples
+    --------
+    >>> # bpref: d3 relevant with no judged non-relevant doc above it; d1 relevant below d4 (grade 0): 1 - 1/1
+    >>> ranking_metric([{"d1": 2, "d3": 1, "d4": 0}], [["d3", "d4", "d1"]], "bpref")
+    Score(bpref=0.5000, n=1, coverage=1.000)
+    >>> float(ranking_metric([{"d1": 2, "d3": 1}], [["d3", "d2", "d1"]], "dcg@10"))  # 1/log2(2) + 2/log2(4)
+    2.0
+    """
+    spec = parse_metric(metric)
+    score = _list_metric(spec.base, relevant, retrieved, spec.k, rel_level, duplicates, spec=spec)
+    values = np.asarray(score.per_query, dtype=np.float64)
+    value = corpus_value(spec, values)  # trec_eval's sums and geometric means; None: the mean
+    return score if value is None else Score(values, score.params, value=value)

@@ -27,7 +27,7 @@ from ..utils.checks import check_rel_level, group_positions
 from .names import MetricSpec
 from .registry import METRICS
 
-__all__ = ["JudgedRanking", "compute_metrics", "CONVENTIONS"]
+__all__ = ["JudgedRanking", "RankingKernel", "compute_metrics", "corpus_value", "CONVENTIONS"]
 
 INFAP_EPSILON = 0.00001  # trec_eval.h
 TREC_RBP_P = 0.9  # trec_eval rbp's default persistence
@@ -81,8 +81,12 @@ def _safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     return out
 
 
-class _MetricComputer:
-    """Computes metrics over one JudgedRanking, sharing masks and counts between metrics."""
+class RankingKernel:
+    """Computes metrics over one JudgedRanking, sharing masks and counts between metrics.
+
+    One method per kernel; each registry entry names its method (``METRICS[name].kernel``) and
+    the fixed arguments it takes (``kernel_arguments``), and :meth:`compute` dispatches by them.
+    """
 
     def __init__(self, judged: JudgedRanking, rel_level: float) -> None:
         self.j = judged
@@ -529,16 +533,11 @@ class _MetricComputer:
                            minlength=self.j.n_queries)
 
     def compute(self, spec: MetricSpec) -> np.ndarray:
-        base, k = spec.base, spec.k
-        if base == "ndcg":
-            return self.ndcg(k, exponential=False)
-        if base == "ndcg_burges":
-            return self.ndcg(k, exponential=True)
-        if base == "dcg_burges":
-            return self.dcg(k, exponential=True)
-        if spec.param is not None:
-            return getattr(self, base)(spec.param)
-        return getattr(self, base)(k)
+        """Per-query values of one parsed metric: the method its registry entry names, called with
+        the cutoff (or the real parameter) and the entry's fixed arguments."""
+        entry = METRICS[spec.base]
+        method = getattr(self, entry.kernel.rpartition(".")[2])
+        return method(spec.k if spec.param is None else spec.param, **entry.kernel_arguments)
 
 
 def compute_metrics(judged: JudgedRanking, specs: Sequence[MetricSpec], rel_level: float = 1) -> dict[str, np.ndarray]:
@@ -558,5 +557,23 @@ def compute_metrics(judged: JudgedRanking, specs: Sequence[MetricSpec], rel_leve
     dict
         ``spec.name`` -> ndarray of shape (n_queries,), float64.
     """
-    computer = _MetricComputer(judged, check_rel_level(rel_level))
+    computer = RankingKernel(judged, check_rel_level(rel_level))
     return {spec.name: computer.compute(spec) for spec in specs}
+
+
+def corpus_value(spec: MetricSpec, values: np.ndarray) -> float | None:
+    """The corpus value of a metric whose registry entry does not average (None: the mean).
+
+    trec_eval's counts (num_ret, num_rel, num_rel_ret) are summed; gm_map is the geometric mean
+    of the per-query values floored at 0.00001 (trec_eval's MIN_GEO_MEAN).
+
+    >>> from evalsuite.metrics.names import parse_metric
+    >>> corpus_value(parse_metric("num_ret"), np.array([3.0, 4.0])), corpus_value(parse_metric("map"), np.array([0.5]))
+    (7.0, None)
+    """
+    aggregate = METRICS[spec.base].aggregate
+    if aggregate == "sum":
+        return float(values.sum())
+    if aggregate == "geometric":
+        return float(np.exp(np.log(np.maximum(values, 1e-5)).mean())) if values.size else float("nan")
+    return None

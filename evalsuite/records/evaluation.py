@@ -1,10 +1,12 @@
 """Evaluation of per-request records: every metric their fields allow, per request and per system.
 
 :func:`evaluate_records` takes :class:`~evalsuite.Records` (from :func:`evalsuite.read_records`)
-and computes each RAG metric of the registry from the judgement lists present (or uses the
-per-request values a file carries, such as a RAGAS export's), the ranking metrics from
-``context_ids`` and ``relevant_ids`` with the same kernel as :func:`evalsuite.evaluate`, task
-success with its Wilson interval, failure attribution and latency percentiles.
+and computes each RAG metric of the registry from the judgement columns present, by one loop over
+the registry's entries (each entry's inputs and per-request kernel), or uses the per-request
+values a file carries, such as a RAGAS export's; the ranking metrics from ``context_ids`` and
+``relevant_ids`` with the same kernel as :func:`evalsuite.evaluate`, task success with its
+Wilson interval, failure stages (given, or attributed from the judgements as the Failures page
+does) and latency percentiles.
 """
 
 from __future__ import annotations
@@ -18,17 +20,17 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..metrics.registry import METRICS
 from ..errors import EvalSuiteError
+from ..metrics.functions import kernel
+from ..metrics.judgement_lists import CRITIQUE_PREFIX
 from ..metrics.operational import (
     FAILURE_STAGES, LATENCY_STATISTICS, failure_attribution, latency_summary, task_success_rate,
 )
-from ..metrics.answer import answer_correctness_values, answer_relevancy, aspect_critique
-from ..metrics.context import context_entity_recall, context_precision_values
-from ..metrics.judgement_lists import CRITIQUE_PREFIX, JudgementLists
-from .schema import GIVEN_METRICS, GIVEN_ONLY_METRICS, LOWER_IS_BETTER, _JUDGEMENT_METRICS, _LATENCY_FIELD
-from .table import Records
+from ..metrics.registry import DEFAULTS, GIVEN_NAMES, LOWER_IS_BETTER, METRICS
 from ..score import Score
+from .attribution import attribute_failures
+from .schema import _LATENCY_FIELD
+from .table import Records
 
 __all__ = ["RecordsReport", "evaluate_records", "CONVENTIONS"]
 
@@ -50,11 +52,13 @@ class RecordsReport:
     task_success : dict of system -> Score
         Success rate with its Wilson interval in ``params`` (only when ``success`` exists).
     failures : dict of system -> Score
-        Failure share with per-stage counts and shares in ``params["stages"]``.
+        Failure share with per-stage counts and shares in ``params["stages"]``: the stage given
+        in ``failure_stage``, else the one the request's judgements show
+        (:func:`evalsuite.attribute_failures`), as the Failures page shows.
     latency_table : pandas.DataFrame
         Columns system, stage, unit, n, mean, p50, p90, p95, p99 (milliseconds).
     failure_table : pandas.DataFrame
-        Columns system, stage, count, share.
+        Columns system, stage, count, share (the stages of ``failures``).
     params : dict
         k, rel_level, compat, confidence, given_metrics (values taken from the file as
         given, for at least one system), metric_sources (system -> metric -> "computed from
@@ -127,18 +131,28 @@ class RecordsReport:
 # Rule of each RAG metric, from the registry, and of the corpus values.
 CONVENTIONS = {
     **{m.name: m.convention for m in METRICS.values() if m.kind in ("context", "answer")},
+    "failure stage": "given in failure_stage, else attributed from the request's judgements "
+                     "(evalsuite.attribute_failures), as the Failures page shows",
     "success": "1 if the request succeeded, 0 if not",
     "not judged": "None inside a judgement list is left out and counted, never read as False",
     "corpus value": "mean over the requests where the metric is defined, with coverage = defined / total",
 }
 
 
+# The RAG metrics evaluate_records computes from judgement columns, in registry order. A metric
+# whose one input is its own column (answer_similarity) is read as given: there is nothing to compute.
+_JUDGED = tuple(m for m in METRICS.values() if m.kind in ("context", "answer") and m.inputs
+                and m.columns != (m.name,))
+
+
 def _per_record_metrics(table: pa.Table, compat: str | None, k: int, rel_level: float, warnings: list,
                         given: list, sources: dict | None = None) -> dict[str, np.ndarray]:
     """Every metric the fields allow, one value per record (NaN = undefined).
 
-    Metric values the file carries itself (:data:`GIVEN_METRICS`) are used as given for each
-    system whose records have none of their judgement lists; their names are appended to
+    One loop over the registry's RAG entries: an entry whose input columns are present runs its
+    per-request kernel on them (``critique_<name>``: once per such column). Metric values the
+    file carries itself (:data:`~evalsuite.metrics.registry.GIVEN_NAMES`) are used as given for
+    each system whose records have none of their judgement columns; their names are appended to
     ``given`` and each system's source is put in ``sources``.
     """
     sources = {} if sources is None else sources
@@ -146,40 +160,38 @@ def _per_record_metrics(table: pa.Table, compat: str | None, k: int, rel_level: 
     n = table.num_rows
     out: dict[str, np.ndarray] = {}
 
-    def lists(name):
-        return table.column(name).combine_chunks()
-
     def has(name):
         return name in names and table.column(name).null_count < n
 
-    if has("context_useful"):
-        out["context_precision"], _ = context_precision_values(lists("context_useful"), compat)
-    if has("reference_claims_supported"):
-        out["context_recall"] = JudgementLists(lists("reference_claims_supported")).share()
-    if has("context_relevant"):
-        out["context_relevance"] = JudgementLists(lists("context_relevant")).share()
-    if has("answer_claims_supported"):
-        out["faithfulness"] = JudgementLists(lists("answer_claims_supported")).share()
-    if has("answer_claims_in_reference") and has("reference_claims_in_answer"):
-        similarity = None
-        if has("answer_similarity"):
-            similarity = table.column("answer_similarity").combine_chunks().cast(pa.float64()).to_numpy(zero_copy_only=False)
-        out["answer_correctness"], _ = answer_correctness_values(
-            lists("answer_claims_in_reference"), lists("reference_claims_in_answer"), similarity, (0.75, 0.25), compat)
-    elif has("answer_claims_in_reference") or has("reference_claims_in_answer"):
-        warnings.append("answer_correctness needs both answer_claims_in_reference and reference_claims_in_answer")
-    if has("statements_cited_supported"):
-        out["citation_recall"] = JudgementLists(lists("statements_cited_supported")).share()
-    if has("citations_relevant"):
-        out["citation_precision"] = JudgementLists(lists("citations_relevant")).share()
+    present = {name for name in names if has(name)}
+    for entry in _JUDGED:
+        if entry.inputs[0].pattern:  # aspect critiques: one metric per critique_<name> column
+            for name in sorted(c for c in present if c.startswith(CRITIQUE_PREFIX) and len(c) > len(CRITIQUE_PREFIX)):
+                out[name] = _run_kernel(entry, {entry.inputs[0].argument: table.column(name)}, compat)
+            continue
+        chosen = entry.usable_inputs(present)
+        if chosen is None:
+            found = [i.column for i in entry.inputs if i.column in present]
+            if found:
+                warnings.append(f"{entry.name} needs {', '.join(i.column for i in entry.inputs if i.required)}; "
+                                f"these records have only {', '.join(found)}")
+            continue
+        values = _run_kernel(entry, {i.argument: table.column(i.column) for i in chosen}, compat)
+        if values is not None:
+            out[entry.name] = values
     if has("success"):
-        out["success"] = table.column("success").combine_chunks().cast(pa.float64()).to_numpy(zero_copy_only=False)
+        out["success"] = _run_kernel(METRICS["success"], {"outcomes": table.column("success")}, compat)
     if has("context_ids") and has("relevant_ids"):
         out.update(_ranking_per_record(table, k, rel_level))
-
-    out.update(per_record_values(table, compat))
     _choose_sources(table, out, warnings, given, sources)
     return out
+
+
+def _run_kernel(entry, columns: dict, compat: str | None) -> np.ndarray | None:
+    """An entry's per-request kernel on record columns (its arguments -> Arrow arrays)."""
+    columns = {a: c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for a, c in columns.items()}
+    values = kernel(entry)(**columns, compat=compat, **entry.kernel_arguments)
+    return None if values is None else np.asarray(values, dtype=np.float64)
 
 
 def _choose_sources(table: pa.Table, out: dict, warnings: list, given: list, sources: dict) -> None:
@@ -193,7 +205,8 @@ def _choose_sources(table: pa.Table, out: dict, warnings: list, given: list, sou
     groups = {s: np.flatnonzero(systems == s) for s in pd.unique(systems).tolist()}
     for system in groups:
         sources.setdefault(system, {})
-    for metric, inputs in _JUDGEMENT_METRICS.items():
+    critiques = [c for c in out if c.startswith(CRITIQUE_PREFIX)]
+    for metric, inputs in (*((m.name, m.columns) for m in _JUDGED), *((c, (c,)) for c in critiques)):
         if metric in out:
             judged = np.zeros(n, dtype=bool)
             for name in inputs:
@@ -202,7 +215,7 @@ def _choose_sources(table: pa.Table, out: dict, warnings: list, given: list, sou
             for system, rows in groups.items():
                 if judged[rows].any():
                     sources[system][metric] = "computed from the judgements"
-    for metric in (*GIVEN_METRICS, *GIVEN_ONLY_METRICS):
+    for metric in GIVEN_NAMES:
         if metric not in names or table.column(metric).null_count == n:
             continue
         column = table.column(metric).combine_chunks()
@@ -262,7 +275,7 @@ def _source_of(sources: dict, system: str, metric: str) -> str:
     found = sources.get(system, {}).get(metric)
     if found:
         return found
-    if metric in GIVEN_METRICS or metric in GIVEN_ONLY_METRICS or metric in _JUDGEMENT_METRICS:
+    if metric in GIVEN_NAMES:
         return "none"  # neither judgements nor a given value for this system
     return "computed from the records"
 
@@ -285,7 +298,7 @@ def _ranking_per_record(table: pa.Table, k: int, rel_level: float) -> dict[str, 
     relevant = table.column("relevant_ids").combine_chunks()
     grades_all = table.column("relevant_grades").combine_chunks()
     has_both = retrieved.is_valid().to_numpy(zero_copy_only=False) & relevant.is_valid().to_numpy(zero_copy_only=False)
-    specs = [MetricSpec(f"{base}@{k}", base, k) for base in ("precision", "recall", "hit_rate", "mrr", "map", "ndcg")]
+    specs = [MetricSpec(f"{base}@{k}", base, k) for base in DEFAULTS["records"]]
     out = {spec.name: np.full(n, np.nan) for spec in specs}
     if not has_both.any():
         return out
@@ -380,7 +393,8 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
     confidence : float in (0, 1), keyword-only
         Level of the Wilson interval of the success rate (default 0.95).
     failure_stages : sequence of str, keyword-only
-        The failure taxonomy (default :data:`evalsuite.FAILURE_STAGES`).
+        The failure taxonomy (default :data:`evalsuite.FAILURE_STAGES`); without the stages the
+        attribution rules use, only given stages are counted.
 
     Returns
     -------
@@ -439,7 +453,8 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
         per_query[name] = arr
     for name in latencies:
         per_query[name] = table.column(name).combine_chunks().cast(pa.float64()).to_numpy(zero_copy_only=False)
-    has_stage = "failure_stage" in table.column_names and table.column("failure_stage").null_count < len(table)
+    stage_column = _failure_stages(records, rel_level, failure_stages, warnings)
+    has_stage = stage_column is not None
     if not values and not latencies and not has_stage:
         raise EvalSuiteError(
             "these records hold no field any metric can use (judgement lists, success, failure_stage, latency_ms, "
@@ -459,12 +474,12 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
             "convention": "value given in the file (e.g. a RAGAS export), averaged where defined"
             + ("; lower is better" if m in LOWER_IS_BETTER else "")
             if _source_of(sources, system, m) == "given in the file"
-            else CONVENTIONS.get(m) or ragas_convention(m) or f"ranking metric at k={k}"}, query_ids=ids) for m in metrics}
+            else _convention(m, k)}, query_ids=ids) for m in metrics}
         if "success" in values:
             outcome = values["success"][rows]
             task_success[system] = task_success_rate(outcome, confidence=confidence)
         if has_stage:
-            stages = table.column("failure_stage").combine_chunks().take(pa.array(rows))
+            stages = stage_column.take(pa.array(rows))
             failures[system] = failure_attribution(stages, taxonomy=failure_stages)
             n_unattributed = 0
             if "success" in values:
@@ -496,63 +511,55 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
     )
 
 
-def ragas_convention(metric: str) -> str | None:
-    """The registry's conventions of a metric of the RAGAS family (``critique_<name>``: aspect critique's)."""
-    if metric.startswith(CRITIQUE_PREFIX):
-        metric = "aspect_critique"
-    entry = METRICS.get(metric)
-    return None if entry is None else entry.convention
+def _attributed_stages(records: Records, given: pa.Array | None, rel_level: float) -> pa.Array:
+    """The given stages, with the stage attribute_failures gives each request that has none.
 
-
-def per_record_values(table, compat: str | None = None) -> dict[str, np.ndarray]:
-    """Per-record values of the rest of the RAGAS family (answer relevancy, answer similarity, context
-    entity recall, context utilization, context relevancy, aspect critiques) from the judgement
-    columns a table holds.
-
-    Parameters
-    ----------
-    table : pyarrow.Table
-        Records' table (:attr:`evalsuite.Records.table`).
-    compat : None or "ragas"
-
-    Returns
-    -------
-    dict of metric -> float array (NaN: undefined); ``critique_<name>`` per aspect.
-
-    Examples
-    --------
-    >>> import pyarrow as pa
-    >>> t = pa.table({"question_similarities": [[1.0, 0.5], None], "critique_polite": [[True], [False]]})
-    >>> {k: v.tolist() for k, v in per_record_values(t).items()}
-    {'answer_relevancy': [0.75, nan], 'critique_polite': [1.0, 0.0]}
-    """
+    Only the requests that may have failed without a given stage go through the rules: a request
+    with a given stage keeps it, and one that succeeded (``success`` true, no span in error) did
+    not fail, which is what attribute_failures says of it too."""
+    table = records.table
     n = table.num_rows
-    names = set(table.column_names)
+    stages = given.cast(pa.string()) if given is not None else pa.nulls(n, pa.string())
+    candidates = ~stages.is_valid().to_numpy(zero_copy_only=False)
+    if "success" in table.column_names:
+        succeeded = table.column("success").combine_chunks().fill_null(False).to_numpy(zero_copy_only=False)
+        if "failed_span_kind" in table.column_names:
+            succeeded = succeeded & ~table.column("failed_span_kind").combine_chunks().is_valid().to_numpy(
+                zero_copy_only=False)
+        candidates &= ~succeeded.astype(bool)
+    rows = np.flatnonzero(candidates)
+    if not len(rows):
+        return stages
+    subset = Records(table.take(pa.array(rows)), source=records.source)
+    found = pa.array(attribute_failures(subset, rel_level=rel_level)["stage"].tolist(), pa.string())
+    return pc.replace_with_mask(stages, pa.array(candidates), found)
 
-    def has(name):
-        return name in names and table.column(name).null_count < n
 
-    def col(name):
-        return table.column(name).combine_chunks()
+def _convention(metric: str, k: int) -> str:
+    """The registry's conventions of a computed metric (``critique_<name>``: aspect critique's)."""
+    entry = METRICS.get("aspect_critique" if metric.startswith(CRITIQUE_PREFIX) else metric)
+    if entry is not None and entry.kind != "ranking":
+        return entry.convention
+    return CONVENTIONS.get(metric) or f"ranking metric at k={k}"
 
-    out: dict[str, np.ndarray] = {}
-    if has("question_similarities"):
-        flags = col("answer_noncommittal").to_pylist() if has("answer_noncommittal") else None
-        out["answer_relevancy"] = np.asarray(
-            answer_relevancy(col("question_similarities").to_pylist(), flags, compat=compat).per_query, float)
-    if has("answer_similarity"):
-        out["answer_similarity"] = col("answer_similarity").cast("float64").to_numpy(zero_copy_only=False)
-    if has("reference_entities_in_contexts"):
-        out["context_entity_recall"] = JudgementLists(col("reference_entities_in_contexts")).share()
-    elif has("reference_entities") and has("context_entities"):
-        out["context_entity_recall"] = np.asarray(context_entity_recall(
-            reference_entities=col("reference_entities").to_pylist(),
-            context_entities=col("context_entities").to_pylist(), compat=compat).per_query, float)
-    if has("context_useful_for_answer"):
-        out["context_utilization"], _ = context_precision_values(col("context_useful_for_answer"), compat)
-    if has("context_sentences_relevant"):
-        out["context_relevancy"] = JudgementLists(col("context_sentences_relevant")).share()
-    for name in sorted(names):
-        if name.startswith(CRITIQUE_PREFIX) and has(name):
-            out[name] = np.asarray(aspect_critique(col(name)).per_query, float)
-    return out
+
+def _failure_stages(records: Records, rel_level: float, failure_stages: Sequence[str],
+                    warnings: list) -> pa.Array | None:
+    """Each request's failure stage: the given ``failure_stage``, else the stage its judgements show
+    (:func:`evalsuite.attribute_failures`, what the Failures page shows); None when no request failed.
+
+    Records from :func:`evalsuite.with_attributed_failures` (a ``failure_attributed`` column) are
+    taken as they are; so is a taxonomy without the stages the attribution rules use."""
+    table = records.table
+    given = table.column("failure_stage").combine_chunks() if "failure_stage" in table.column_names else None
+    rule_stages = set(FAILURE_STAGES) <= {str(s).strip().lower() for s in failure_stages}
+    if "failure_attributed" in table.column_names or not rule_stages:
+        if not rule_stages and given is not None:
+            warnings.append("the failure taxonomy lacks the stages the attribution rules use: only given "
+                            "failure_stage values are counted")
+        stages = given
+    else:
+        stages = _attributed_stages(records, given, rel_level)
+    if stages is None or stages.null_count == len(stages):
+        return None
+    return stages

@@ -1,6 +1,10 @@
 """The record schema (docs/records.md): the canonical fields and the kind of value each holds,
-the column names other tools write for them (:data:`ALIASES`), the per-request scores a file may
-carry already computed, and the Arrow type of each kind.
+the column names other tools write for them (:data:`ALIASES`, and the metric names of their
+exports from the registry), and the Arrow type of each kind.
+
+The judgement columns, the per-request scores a file may carry already computed and the metric
+names of other tools' exports all come from the metric registry
+(:mod:`evalsuite.metrics.registry`); this module adds the fields no metric owns.
 """
 
 from __future__ import annotations
@@ -9,12 +13,14 @@ import re
 
 import pyarrow as pa
 
-from ..metrics.judgement_lists import CRITIQUE_PREFIX, RAGAS_FIELDS
+from ..metrics.judgement_lists import CRITIQUE_PREFIX
+from ..metrics.registry import EXPORT_NAMES, GIVEN_NAMES, PER_CHUNK_INPUTS, RECORD_INPUTS
 
-__all__ = ["FIELDS", "ALIASES", "ARROW_TYPES", "GIVEN_METRICS", "GIVEN_ONLY_METRICS", "LOWER_IS_BETTER", "field_kind"]
+__all__ = ["FIELDS", "FIELD_NOTES", "FIELD_NOTES_AFTER", "ALIASES", "METRIC_ALIASES", "ARROW_TYPES", "field_kind"]
 
 
-# Canonical field -> kind of value (docs/records.md).
+# Canonical field -> kind of value (docs/records.md): the fields no metric owns, then the
+# columns the metrics read (the registry's inputs) and the per-request scores a file may give.
 FIELDS: dict[str, str] = {
     "query_id": "id",
     "system": "id",
@@ -24,58 +30,35 @@ FIELDS: dict[str, str] = {
     "contexts": "texts",
     "context_ids": "texts",
     "relevant_ids": "relevant",
-    "context_useful": "labels",
-    "context_relevant": "grades",
-    "reference_claims_supported": "labels",
-    "answer_claims_supported": "labels",
-    "answer_claims_in_reference": "labels",
-    "reference_claims_in_answer": "labels",
-    "answer_similarity": "score",
-    "statements_cited_supported": "labels",
-    "citations_relevant": "labels",
-    "success": "flag",
-    "failure_stage": "text",
-    "latency_ms": "latency",
+    "generated_questions": "texts",  # questions a judge generated from the answer (shown with answer relevancy)
     "error": "text",
     "failed_span_kind": "text",
 }
-# Per-request metric values a file may carry already computed (a RAGAS result exported with
-# ``to_pandas()``, say): used as given when the judgement lists they come from are absent.
-GIVEN_METRICS = ("context_precision", "context_recall", "context_relevance", "faithfulness", "answer_correctness",
-                 "answer_relevancy", "citation_recall", "citation_precision",
-                 "context_entity_recall", "context_utilization", "context_relevancy")
-# Per-request scores other tools write that EvalSuite does not compute itself, all in 0..1: kept
-# under these names and shown as given (docs/records.md lists the column names mapped to each).
-# RAGAS >= 0.2 metric names (``Metric.name`` in ragas/metrics/_*.py, 0.2.15 and 0.4.3).
-GIVEN_ONLY_METRICS = {
-    "answer_similarity": "RAGAS SemanticSimilarity / AnswerSimilarity (also feeds answer_correctness)",
-    "factual_correctness": "RAGAS FactualCorrectness (claim F1, precision or recall of the response against the reference)",
-    "noise_sensitivity": "RAGAS NoiseSensitivity, mode relevant (share of incorrect claims; lower is better)",
-    "noise_sensitivity_irrelevant": "RAGAS NoiseSensitivity, mode irrelevant (lower is better)",
-    "non_llm_context_precision_with_reference": "RAGAS NonLLMContextPrecisionWithReference",
-    "non_llm_context_recall": "RAGAS NonLLMContextRecall",
-    "id_based_context_precision": "RAGAS IDBasedContextPrecision",
-    "id_based_context_recall": "RAGAS IDBasedContextRecall",
-    "faithfulness_with_hhem": "RAGAS FaithfulnesswithHHEM",
-    "nv_context_relevance": "RAGAS ContextRelevance (NVIDIA)",
-    "nv_response_groundedness": "RAGAS ResponseGroundedness (NVIDIA)",
-    "nv_accuracy": "RAGAS AnswerAccuracy (NVIDIA)",
-    "bleu_score": "RAGAS BleuScore (sacrebleu, scaled to 0..1)",
-    "rouge_score": "RAGAS RougeScore",
-    "chrf_score": "RAGAS ChrfScore",
-    "exact_match": "RAGAS ExactMatch",
-    "string_present": "RAGAS StringPresence",
-    "non_llm_string_similarity": "RAGAS NonLLMStringSimilarity",
-    "summary_score": "RAGAS SummarizationScore",
-    "hallucination": "DeepEval HallucinationMetric (share of contexts the output contradicts; lower is better)",
+FIELDS.update(RECORD_INPUTS)
+FIELDS.update(dict.fromkeys((name for name in GIVEN_NAMES if name not in FIELDS), "score"))
+
+#: docs/records.md's table for the fields no metric owns: field -> (type, meaning, what reads it),
+#: before the columns the metrics read (whose rows come from the registry) and after them.
+FIELD_NOTES = {
+    "query_id": ("str", "request / test-case id", "joins runs and records"),
+    "system": ("str", "which system produced it (several systems may share one file)", "comparison"),
+    "question": ("str", "the user input (RAGAS `user_input` / `question`)", "display"),
+    "answer": ("str", "the response (`response` / `answer`)", "display"),
+    "reference": ("str", "the reference answer (`reference` / `ground_truth`)", ""),
+    "contexts": ("list[str]", "retrieved chunks, rank 1 first (`retrieved_contexts` / `contexts`)", "display"),
+    "context_ids": ("list[str]", "ids of those chunks", "the per-request ranking metrics, with `relevant_ids`"),
+    "relevant_ids": ("list[str] or {id: grade}", "gold chunk / doc ids", "the per-request ranking metrics"),
 }
-# Scores where lower is better (the pages say so next to them).
-LOWER_IS_BETTER = frozenset({"noise_sensitivity", "noise_sensitivity_irrelevant", "hallucination"})
-FIELDS.update(dict.fromkeys(GIVEN_METRICS, "score"))
-FIELDS.update(dict.fromkeys((m for m in GIVEN_ONLY_METRICS if m not in FIELDS), "score"))
-# Judgement fields of the rest of the RAGAS family (evalsuite/metrics/context.py and answer.py; critique_<name>
-# columns too).
-FIELDS.update(RAGAS_FIELDS)
+FIELD_NOTES_AFTER = {
+    "generated_questions": ("list[str]", "questions a judge generated from the answer", "display (answer_relevancy)"),
+    "latency_<stage>_ms": ("float", "any stage: `retrieval`, `rerank`, `ttft`, `generation`, ...",
+                           "latency_summary per stage"),
+    "judge_provenance": ("JSON text", "per judged value: judge, model, prompt version, mode, request hash, status",
+                         "Per-query"),
+    "error": ("str", "what went wrong, if anything", "failure attribution, failure drill-down"),
+    "failed_span_kind": ("str", "traces: the OpenInference kind of the span where the first error began",
+                         'failure stage (rule "span in error")'),
+}
 _LATENCY_FIELD = re.compile(r"^latency_([a-z0-9_]+)_ms$")
 
 # Export column names -> canonical field. RAGAS >= 0.2 (user_input, response, retrieved_contexts,
@@ -98,21 +81,16 @@ ALIASES: dict[str, str] = {
     "request_id": "query_id",
     "question_id": "query_id",
     "sample_id": "query_id",
-    # RAGAS score columns whose metric has another name here (RAGAS ``Metric.name``).
-    "llm_context_precision_with_reference": "context_precision",
-    "semantic_similarity": "answer_similarity",
-    "response_relevancy": "answer_relevancy",
-    "noise_sensitivity_relevant": "noise_sensitivity",
-    "llm_context_precision_without_reference": "context_utilization",
-    # TruLens records (get_records_and_feedback): the RAG triad as its quickstart names it.
+    # TruLens records (get_records_and_feedback).
     "record_id": "query_id",
     "output": "answer",
-    "groundedness": "faithfulness",
-    "answer relevance": "answer_relevancy",
-    "context relevance": "context_relevance",
     # Phoenix (Arize) span frames.
     "context.span_id": "query_id",
 }
+#: Score columns of RAGAS results and TruLens feedback frames whose metric has another name here
+#: (the registry's exports: ``llm_context_precision_with_reference``, ``groundedness`` ...).
+METRIC_ALIASES: dict[str, str] = {name.lower(): canonical for tool in ("ragas", "trulens")
+                                  for name, canonical in EXPORT_NAMES[tool].items() if name != canonical}
 # RAGAS versions that name a metric with its mode write columns such as
 # ``factual_correctness(mode=f1)`` or ``noise_sensitivity(mode=irrelevant)``.
 _MODE_SUFFIX = re.compile(r"^([a-z0-9_]+)\(mode=([a-z0-9_]+)\)$")
@@ -120,36 +98,18 @@ _MODE_SUFFIX = re.compile(r"^([a-z0-9_]+)\(mode=([a-z0-9_]+)\)$")
 
 def _alias(key: str) -> str | None:
     """The canonical field of a column name that is not one itself, or None."""
-    found = ALIASES.get(key) or ALIASES.get(key.lower())
+    found = ALIASES.get(key) or ALIASES.get(key.lower()) or METRIC_ALIASES.get(key.strip().lower())
     if found:
         return found
     match = _MODE_SUFFIX.match(key.strip().lower())
-    if match:
-        base, mode = match.groups()
-        if base == "noise_sensitivity":
-            return "noise_sensitivity_irrelevant" if mode == "irrelevant" else "noise_sensitivity"
-        base = ALIASES.get(base, base)
-        if base in GIVEN_ONLY_METRICS or base in GIVEN_METRICS:
+    if match:  # a mode the registry does not name: the metric itself
+        base = METRIC_ALIASES.get(match.group(1), match.group(1))
+        if base in GIVEN_NAMES:
             return base
     return None
 
-# Fields whose per-request values are metrics computed from judgement lists.
-_JUDGEMENT_METRICS = {
-    "context_precision": ("context_useful",),
-    "context_recall": ("reference_claims_supported",),
-    "context_relevance": ("context_relevant",),
-    "faithfulness": ("answer_claims_supported",),
-    "answer_correctness": ("answer_claims_in_reference", "reference_claims_in_answer"),
-    "citation_recall": ("statements_cited_supported",),
-    "citation_precision": ("citations_relevant",),
-    # The rest of the RAGAS family (evalsuite/metrics/context.py and answer.py).
-    "answer_relevancy": ("question_similarities",),
-    "context_entity_recall": ("reference_entities_in_contexts", "reference_entities"),
-    "context_utilization": ("context_useful_for_answer",),
-    "context_relevancy": ("context_sentences_relevant",),
-}
 # Judgement lists that have one entry per retrieved chunk, so must match ``contexts`` in length.
-_PER_CHUNK = ("context_ids", "context_useful", "context_relevant", "context_useful_for_answer")
+_PER_CHUNK = ("context_ids", *PER_CHUNK_INPUTS)
 
 ARROW_TYPES = {
     "id": pa.string(),

@@ -22,8 +22,9 @@ from ..errors import EvalSuiteError, not_unicode_error
 from ..metrics.operational import FAILURE_STAGES
 from .schema import _PER_CHUNK, _alias, field_kind
 from .validation import RowError, _column_from_values, _fast_column, _first_row
+from ..metrics.registry import EXPORT_NAMES
 from .vendors import (
-    PHOENIX_METRICS, _is_trulens, _phoenix_evaluations, _phoenix_row, _ragchecker_row, _trulens_feedbacks, _trulens_row,
+    _is_trulens, _phoenix_evaluations, _phoenix_row, _ragchecker_row, _trulens_feedbacks, _trulens_row,
 )
 
 __all__ = ["Records", "concat_records", "records_from_rows", "records_from_table", "finish_records", "map_columns",
@@ -197,7 +198,7 @@ def records_from_rows(rows: list, source: str, line_of, label: str, system: str 
                 raise EvalSuiteError(str(exc), source=source, line=line_of(i), field=str(exc).split(" ", 1)[0],
                                      line_label="line" if label == "line" else "row") from None
         rows = converted
-        feedbacks = [e for e in evaluations if e not in PHOENIX_METRICS]
+        feedbacks = [e for e in evaluations if e not in EXPORT_NAMES["phoenix"]]
     if rows and _is_trulens({key for row in rows[:1000] for key in row}):
         feedbacks = _trulens_feedbacks(dict.fromkeys(key for row in rows[:1000] for key in row))
         converted = []

@@ -13,10 +13,12 @@ the records (docs/records.md, "Records from traces"):
   retrieval, RERANKER -> rerank, EMBEDDING -> embedding, LLM -> llm, TOOL -> tool, GUARDRAIL ->
   guardrail), the time during which at least one span of that kind ran (nested or parallel spans
   are not counted twice);
-- ``success`` false and ``failed_span_kind`` when a span is in error: the span where the first
-  error began (of the spans in error with no descendant in error, the first to end);
-  :func:`evalsuite.with_attributed_failures` turns the kind into the stage (rule "span in error");
-  ``error``: that span's kind, name and status message or exception;
+- ``success`` false and ``failed_span_kind`` when the root span is in error (or, for a trace
+  without a root, any span): the span where the first error began (of the spans in error with no
+  descendant in error, the first to end); :func:`evalsuite.with_attributed_failures` turns the
+  kind into the stage (rule "span in error"); ``error``: that span's kind, name and status message
+  or exception. An error below a root that ended without one was handled (the request went on):
+  ``success`` stays true and ``error`` says "handled";
 - ``prompt_tokens``, ``completion_tokens``, ``total_tokens``: summed over LLM spans; ``cost``
   when a price table is given;
 - Phoenix evaluations of the root (``eval.<name>.score``) as given scores
@@ -41,6 +43,7 @@ from dataclasses import dataclass, field
 
 from ..errors import EvalSuiteError
 from ..metrics.operational import FAILURE_STAGES
+from ..metrics.registry import EXPORT_NAMES
 from .schema import _alias, field_kind
 from .table import Records, records_from_rows
 
@@ -54,18 +57,17 @@ SPAN_KINDS = ("CHAIN", "RETRIEVER", "RERANKER", "EMBEDDING", "LLM", "TOOL", "AGE
 STAGE_OF_KIND = {"RETRIEVER": "retrieval", "RERANKER": "rerank", "EMBEDDING": "embedding", "LLM": "llm",
                  "TOOL": "tool", "GUARDRAIL": "guardrail"}
 
-# Phoenix evaluation names -> the record field of their score. One place to swap for a lookup in
-# the metric registry once it carries vendor names (issue 26 part B); names not here are kept
-# under their own snake-case name as given scores.
-_EVALUATION_FIELDS = {"faithfulness": "faithfulness", "hallucination": "hallucination",
-                      "document_relevance": "context_relevance", "relevance": "context_relevance"}
+# Phoenix evaluation names (snake case) -> the record field of their score: the metric registry's
+# Phoenix export names, the same map the Phoenix evals reader uses (records.vendors). Names not
+# there are kept under their own snake-case name as given scores.
+_EVALUATION_FIELDS = EXPORT_NAMES["phoenix"]
 
 
 def evaluation_field(name: str) -> str:
     """The record field a Phoenix evaluation's score is kept under.
 
-    >>> evaluation_field("Hallucination"), evaluation_field("QA Correctness")
-    ('hallucination', 'qa_correctness')
+    >>> evaluation_field("Hallucination"), evaluation_field("Document Relevance"), evaluation_field("QA Correctness")
+    ('hallucination', 'context_relevance', 'qa_correctness')
     """
     key = re.sub(r"[^0-9a-z]+", "_", str(name).lower()).strip("_") or "evaluation"
     return _EVALUATION_FIELDS.get(key, key)
@@ -338,11 +340,18 @@ def _record(trace: _Trace, root: Span, several: bool, prices: Mapping | None) ->
     for stage, parts in intervals.items():
         row[f"latency_{stage}_ms"] = _union_ms(parts)
     failed = _first_failure(trace, spans)
-    row["success"] = failed is None
-    if failed is not None:
-        row["failed_span_kind"] = failed.kind or "UNKNOWN"
-        row["failed_span_id"] = failed.span_id
-        row["error"] = f"{failed.kind or 'span'} span {failed.name!r} in error: {_error_text(failed)}"
+    if failed is not None and root.status != "ERROR" and not trace.standin:
+        # The request's own span ended without error: the error below it was handled (a fallback, a
+        # retry) and the request succeeded, as Phoenix's trace status (its root span's) says.
+        row["success"] = True
+        row["error"] = f"handled, the request went on: {failed.kind or 'span'} span {failed.name!r} in error: " \
+                       f"{_error_text(failed)}"
+    else:
+        row["success"] = failed is None
+        if failed is not None:
+            row["failed_span_kind"] = failed.kind or "UNKNOWN"
+            row["failed_span_id"] = failed.span_id
+            row["error"] = f"{failed.kind or 'span'} span {failed.name!r} in error: {_error_text(failed)}"
     tokens = {"prompt_tokens": "llm.token_count.prompt", "completion_tokens": "llm.token_count.completion",
               "total_tokens": "llm.token_count.total"}
     for column, key in tokens.items():

@@ -1,6 +1,8 @@
 """Other tools' exports mapped to record fields: RAGChecker rows (ids and texts nested in one
 field), DeepEval test runs, TruLens records and feedbacks, Phoenix (Arize) span frames with
-their evaluations. Plain column renames (RAGAS, DeepEval test cases) are :data:`~evalsuite.records.schema.ALIASES`.
+their evaluations. Plain column renames (RAGAS, DeepEval test cases) are :data:`~evalsuite.records.schema.ALIASES`;
+the metric names of DeepEval's and Phoenix's exports are the registry's
+(:data:`evalsuite.metrics.registry.EXPORT_NAMES`).
 """
 
 from __future__ import annotations
@@ -10,21 +12,14 @@ import re
 
 
 from ..errors import EvalSuiteError
+from ..metrics.registry import EXPORT_NAMES
 
-__all__ = ["python_list_literal", "deepeval_rows", "deepeval_score_keys", "PHOENIX_METRICS", "DEEPEVAL_METRICS"]
+__all__ = ["python_list_literal", "deepeval_rows", "deepeval_score_keys"]
 
-
-# Phoenix evaluator names (phoenix.evals metrics) -> field of their score.
-PHOENIX_METRICS = {"faithfulness": "faithfulness", "hallucination": "hallucination"}
-# DeepEval metric names (``BaseMetric.__name__``) -> field of their score.
-DEEPEVAL_METRICS = {
-    "Faithfulness": "faithfulness",
-    "Answer Relevancy": "answer_relevancy",
-    "Contextual Precision": "context_precision",
-    "Contextual Recall": "context_recall",
-    "Contextual Relevancy": "context_relevance",
-    "Hallucination": "hallucination",
-}
+# Phoenix evaluator names (phoenix.evals metrics) and DeepEval metric names (``BaseMetric.__name__``)
+# -> the field of their score.
+_PHOENIX = EXPORT_NAMES["phoenix"]
+_DEEPEVAL = EXPORT_NAMES["deepeval"]
 
 _RAGCHECKER_LABELS = ("Entailment", "Neutral", "Contradiction")
 
@@ -94,7 +89,7 @@ def deepeval_rows(document: dict, source: str = "test run") -> list[dict]:
     (``actualOutput``), ``reference`` (``expectedOutput``), ``contexts`` (``retrievalContext``),
     ``success`` (DeepEval's pass/fail: every non-flaky metric met its threshold) and
     ``latency_ms`` (``completionTime`` seconds x 1000). Each entry of ``metricsData`` gives its
-    score under :data:`DEEPEVAL_METRICS` (``Faithfulness`` -> ``faithfulness`` ...; other
+    score under the registry's name for it (``Faithfulness`` -> ``faithfulness`` ...; other
     metrics, e.g. G-Eval's ``Correctness [GEval]``, under their snake-case name, kept but not
     used), its ``reason`` as ``<field>_reason`` and an ``error`` as ``<field>_error`` (the score
     is then missing). DeepEval's ideal ``context`` is kept as ``deepeval_context``.
@@ -131,7 +126,7 @@ def deepeval_rows(document: dict, source: str = "test run") -> list[dict]:
             if not isinstance(metric, dict) or not isinstance(metric.get("name"), str):
                 raise EvalSuiteError("each DeepEval metricsData entry must be an object with a name", source=source,
                                      line=i + 1, field="metricsData", value=metric, line_label="item")
-            key = DEEPEVAL_METRICS.get(metric["name"]) or _snake(metric["name"])
+            key = _DEEPEVAL.get(metric["name"]) or _snake(metric["name"])
             row[key] = None if metric.get("error") else metric.get("score")
             if metric.get("reason") is not None:
                 row[f"{key}_reason"] = metric["reason"]
@@ -148,7 +143,7 @@ def deepeval_score_keys(document: dict) -> list[str]:
     keys = {}
     for case in document.get("testCases") or []:
         for metric in (case.get("metricsData") or []) if isinstance(case, dict) else []:
-            if isinstance(metric, dict) and isinstance(metric.get("name"), str) and metric["name"] not in DEEPEVAL_METRICS:
+            if isinstance(metric, dict) and isinstance(metric.get("name"), str) and metric["name"] not in _DEEPEVAL:
                 keys[_snake(metric["name"])] = None
     return list(keys)
 
@@ -200,7 +195,7 @@ def _phoenix_evaluations(columns) -> list[str]:
 
 def _phoenix_row(row: dict, evaluations: list[str]) -> dict:
     """Each ``<name>_score`` Score (a dict, or its JSON or Python repr as to_csv writes it) as its
-    ``score`` under the field of :data:`PHOENIX_METRICS` or ``<name>``, with ``<name>_label`` and
+    ``score`` under the registry's field for the evaluator or ``<name>``, with ``<name>_label`` and
     ``<name>_explanation``; a one-document ``context`` string as ``contexts``."""
     out = dict(row)
     for name in evaluations:
@@ -217,7 +212,7 @@ def _phoenix_row(row: dict, evaluations: list[str]) -> dict:
             cell = {}
         if not isinstance(cell, dict):
             raise ValueError(f"{name}_score must hold a Phoenix Score (a dict with a score), got {cell!r}")
-        key = PHOENIX_METRICS.get(name, name)
+        key = _PHOENIX.get(name, name)
         out[key] = cell.get("score")
         for part in ("label", "explanation"):
             if cell.get(part) is not None:

@@ -45,12 +45,12 @@ def higher_is_better(metric: str) -> bool:
     """Whether a larger value of ``metric`` is better: the registry's direction; latency and
     time-to-first-token columns (``latency_ms``, ``latency_<stage>_ms``, ``ttft_ms``) and the given
     scores other tools define as lower is better (RAGAS noise_sensitivity, DeepEval and Phoenix
-    hallucination: ``evalsuite.records.schema.LOWER_IS_BETTER``) are lower is better; a name the
-    registry does not know is taken as higher is better."""
+    hallucination: the registry's ``GIVEN_SCORES``) are lower is better; a name the registry does
+    not know is taken as higher is better."""
     name = str(metric)
     if name.startswith(("latency", "ttft")):
         return False
-    from ..records.schema import LOWER_IS_BETTER  # scores other tools define as lower is better (hallucination)
+    from ..metrics.registry import LOWER_IS_BETTER  # with the scores other tools define so (hallucination)
 
     if name in LOWER_IS_BETTER:
         return False

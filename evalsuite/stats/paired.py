@@ -15,12 +15,13 @@ import warnings
 import numpy as np
 
 from ..errors import EvalSuiteError
+from ..metrics.registry import DEFAULTS
 
 __all__ = ["paired_randomization_test", "paired_bootstrap_interval", "adjust_p_values", "effect_size",
            "win_tie_loss", "TESTS", "CORRECTIONS", "CI_METHODS", "ZERO_METHODS", "PAIRS", "TABLE_COLUMNS",
            "DEFAULT_COMPARE_METRICS"]
 
-DEFAULT_COMPARE_METRICS = ("ndcg@10", "map@100", "mrr@10", "recall@100")
+DEFAULT_COMPARE_METRICS = DEFAULTS["compare"]
 
 TESTS = {
     "permutation": "two-sided paired randomisation test (sign flips of the per-query differences, "

@@ -58,3 +58,25 @@ def test_table_success_table_and_chart_list_the_systems_in_one_order():
     assert list(at.dataframe[1].value["system"]) == [s for s in order if s in set(at.dataframe[1].value["system"])]
     chart = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert chart["data"][0]["x"] == order
+
+
+def test_every_metric_evaluate_records_computed_is_listed():
+    """Issue 26: the page lists every metric of the report, factual correctness from the judged
+    claim lists included (it was judged and never shown)."""
+    import evalsuite as es
+
+    rows = [{"query_id": "q1", "system": "claims", "answer_claims_in_reference": [True, False],
+             "reference_claims_in_answer": [True, False, False], "answer_claims_supported": [True, True]},
+            {"query_id": "q2", "system": "claims", "answer_claims_in_reference": [True],
+             "reference_claims_in_answer": [None, None], "answer_claims_supported": [False]}]
+    data = "\n".join(json.dumps(r) for r in rows).encode()
+    at = open_page("rag_quality", pending=[("records", "claims.jsonl", data)],
+                   query={"rag_quality_systems": ["claims"]})
+    summary = at.dataframe[0].value
+    report = es.evaluate_records(es.Records.from_rows(rows))
+    assert {"factual_correctness", "answer_correctness", "faithfulness"} <= set(report.metrics)
+    for metric in report.metrics:
+        assert metric in summary.columns, metric
+    # q1: TP 1, FP 1, FN 2: F1 = 2 / 5; q2's reference verdicts are all missing: undefined
+    assert summary.loc["claims", "factual_correctness"] == pytest.approx(0.4)
+    assert summary.loc["claims", "factual_correctness coverage"] == 0.5

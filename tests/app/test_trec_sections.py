@@ -3,9 +3,11 @@ Compare for A and B), the summary block next to the coverage, numeric order of q
 
 from __future__ import annotations
 
+import io
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import evalsuite as es
@@ -69,6 +71,31 @@ def test_overview_shows_trec_evals_summary_block(cranfield):
     run = runs["BM25"]
     assert int(coverage.loc["BM25", "num_ret"]) == len(run)
     assert int(coverage.loc["BM25", "num_rel"]) == sum(1 for q in qrels.query_ids for g in qrels.query(q).values() if g >= 1)
+
+
+def test_overview_csv_has_the_summary_block_the_coverage_table_shows(cranfield, monkeypatch):
+    from streamlit.runtime.media_file_manager import MediaFileManager
+
+    downloads = {}
+    original = MediaFileManager.add
+
+    def add(self, path_or_data, mimetype, coordinates, file_name=None, **kwargs):
+        downloads[file_name] = path_or_data
+        return original(self, path_or_data, mimetype, coordinates, file_name=file_name, **kwargs)
+
+    monkeypatch.setattr(MediaFileManager, "add", add)
+    at = open_page("overview")
+    coverage = at.dataframe[1].value
+    data = downloads["overview.csv"]
+    frame = pd.read_csv(io.BytesIO(data if isinstance(data, bytes) else data.encode("utf-8")), index_col=0)
+    for column in ("num_q", "num_ret", "num_rel", "num_rel_ret", "coverage"):
+        assert column in frame.columns, column
+        for system in coverage.index:
+            assert float(frame.loc[system, column]) == float(coverage.loc[system, column]), (system, column)
+    headline = at.dataframe[0].value
+    for metric in headline.columns:
+        np.testing.assert_allclose(frame.loc[headline.index, metric].to_numpy(float),
+                                   headline[metric].to_numpy(float), rtol=0, atol=1e-12)
 
 
 def test_per_query_table_sorts_numeric_ids_numerically(cranfield):

@@ -16,6 +16,7 @@ import pytest
 
 import evalsuite as es
 from evalsuite.cli import main
+from evalsuite.metrics.registry import JUDGED_METRICS
 
 from judge_server import JudgeServer
 
@@ -44,11 +45,19 @@ def test_every_metric_from_the_command_line(server, tmp_path, capsys, monkeypatc
     assert "estimate: about" in captured.err
     lines = [line.split("\t") for line in captured.out.splitlines()[1:]]
     metrics = {m for _, m, _, _ in lines}
-    assert {"faithfulness", "context_precision", "context_recall", "answer_correctness", "answer_relevancy",
-            "answer_similarity", "context_entity_recall", "context_utilization", "context_relevancy",
-            "critique_concise"} <= metrics
-    report = es.evaluate_records(es.read_records(out))
+    # Every metric judged is printed (the registry's judged metrics; the aspect under its column name).
+    assert metrics == {*(m for m in JUDGED_METRICS if m != "aspect_critique"), "critique_concise"}
+    judged = es.read_records(out)
+    report = es.evaluate_records(judged)
     assert report.per_query.set_index("query_id").loc["r2", "context_entity_recall"] == pytest.approx(2 / 3)
+    # factual_correctness as printed is, per system, the list function of the judged claim lists.
+    printed = {(system, m): (float(mean), float(coverage)) for system, m, mean, coverage in lines}
+    for system in judged.systems:
+        table = judged.for_system(system).table
+        expected = es.factual_correctness(table.column("answer_claims_in_reference").to_pylist(),
+                                          table.column("reference_claims_in_answer").to_pylist())
+        assert printed[system, "factual_correctness"] == (pytest.approx(float(expected), abs=5e-5),
+                                                          pytest.approx(expected.params["coverage"], abs=5e-4))
 
 
 def test_estimate_only_sends_nothing(server, tmp_path, capsys):

@@ -10,7 +10,7 @@ import pytest
 
 import evalsuite as es
 from evalsuite.errors import EvalSuiteError
-from evalsuite.metrics.answer import answer_correctness_fbeta, fbeta_values
+from evalsuite.metrics.correctness import answer_correctness_fbeta, fbeta_values
 from evalsuite.metrics.context import entities_found, normalize_entity
 
 

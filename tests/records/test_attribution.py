@@ -112,6 +112,57 @@ def test_with_attributed_failures_feeds_the_failure_shares():
         es.attribute_failures(rows)
 
 
+def test_evaluate_records_counts_the_attributed_stages_the_failures_page_shows():
+    # Request 1 failed with no stage given: its judgements say retrieval (context recall 0). The
+    # failure table of the plain records must equal the one of the records the page attributes.
+    rows = [{"query_id": "1", "success": False, "reference_claims_supported": [False]},
+            {"query_id": "2", "success": False, "failure_stage": "orchestration"},
+            {"query_id": "3", "success": False, "answer_claims_supported": [False]},
+            {"query_id": "4", "success": True}]
+    records = es.Records.from_rows(rows, system="s")
+    plain = es.evaluate_records(records).failure_table
+    counts = {r.stage: r.count for r in plain.itertuples() if r.count}
+    assert counts == {"retrieval": 1, "orchestration": 1, "generation": 1}  # 3 of 4 failed, by hand
+    assert plain[plain["count"] > 0]["share"].tolist() == pytest.approx([1 / 3] * 3)
+    page = es.evaluate_records(es.with_attributed_failures(records)).failure_table
+    assert page.equals(plain)
+    # A taxonomy without the rules' stages counts only the stages given, and says so.
+    report = es.evaluate_records(records, failure_stages=("orchestration", "timeout"))
+    assert report.failure_table.set_index("stage")["count"].to_dict() == {"orchestration": 1, "timeout": 0}
+    assert any("only given failure_stage" in w for w in report.warnings)
+
+
+def test_the_failure_table_counts_what_attribute_failures_gives_every_request():
+    """evaluate_records runs the rules only on the requests that may have failed without a given
+    stage; its counts must still equal attribute_failures over all the records, for random records
+    with given stages, spans in error beside success=True, and success unknown."""
+    import numpy as np
+
+    rng = np.random.default_rng(11)
+    rows = []
+    for i in range(300):
+        row = {"query_id": str(i)}
+        if rng.random() < 0.7:
+            row["success"] = bool(rng.random() < 0.5)
+        if rng.random() < 0.2:
+            row["failure_stage"] = str(rng.choice(["retrieval", "generation", "orchestration"]))
+        if rng.random() < 0.15:
+            row["failed_span_kind"] = str(rng.choice(["RETRIEVER", "LLM", "TOOL"]))
+        if rng.random() < 0.6:
+            row["reference_claims_supported"] = [bool(x) for x in rng.random(rng.integers(0, 4)) < 0.5]
+        if rng.random() < 0.6:
+            row["answer_claims_supported"] = [bool(x) for x in rng.random(rng.integers(0, 4)) < 0.7]
+        if rng.random() < 0.2:
+            row["error"] = str(rng.choice(["Request timed out", "bad answer"]))
+        rows.append(row)
+    records = es.Records.from_rows(rows, system="s")
+    stages = es.attribute_failures(records)["stage"].dropna()
+    table = es.evaluate_records(records).failure_table
+    got = {r.stage: r.count for r in table.itertuples() if r.count}
+    assert got == stages.value_counts().to_dict()
+    assert sum(got.values()) > 100  # the case is not vacuous
+
+
 def test_the_vectorised_rules_equal_a_record_by_record_reading_on_random_records():
     """Random records through attribute_failures against the rules applied one record at a time
     in plain Python (the reference reading of docs/records.md)."""

@@ -175,13 +175,15 @@ def test_phoenix_evaluate_dataframe_results_read_with_their_scores():
     assert table.column("query_id").to_pylist() == ["5a1e0c9b2f7d4e11", "8c3f6a0d1b2e4f22", "b7d2e9f4a6c1d833"]
     assert table.column("contexts").to_pylist()[2] == ["Gift cards never expire."]
     assert table.column("answer").to_pylist()[1] == "Yes, in 2 days, for free."
-    assert records.score_columns == ["document_relevance"]
+    # document_relevance is Phoenix's name for context relevance (the registry's Phoenix export names).
+    assert records.score_columns == []
+    assert records.table.column("context_relevance").to_pylist() == [1.0, 1.0, 0.0]
     report = es.evaluate_records(records)
     scores = report.scores["phoenix_evals"]
     assert list(scores["faithfulness"].per_query) == [1.0, 0.0, 1.0]
     assert list(scores["hallucination"].per_query) == [0.0, 1.0, 0.0]  # direction minimize: lower is better
     assert "lower is better" in scores["hallucination"].params["convention"]
-    assert list(scores["document_relevance"].per_query) == [1.0, 1.0, 0.0]
+    assert list(scores["context_relevance"].per_query) == [1.0, 1.0, 0.0]
 
 
 def test_phoenix_score_cells_are_read_without_evaluating_anything():
