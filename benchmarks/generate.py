@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -43,7 +44,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
+# Generated files are large (20k x 1000 is 680 MiB, 100k x 1000 3.3 GiB): EVALSUITE_BENCH_DATA puts
+# them on a scratch disk instead of benchmarks/data (git-ignored either way).
+DATA_DIR = Path(os.environ.get("EVALSUITE_BENCH_DATA") or Path(__file__).resolve().parent / "data")
 CORPUS_SIZE = 8_841_823  # passages in MS MARCO v1
 QUERY_ID_SPACE = 1_200_000  # MS MARCO query ids are below this
 SEED = 20240229

@@ -14,7 +14,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from evalsuite.stats import agreement, judgement_tables, ppi
+from evalsuite.stats import agreement, judgement_tables, system_means
 from evalsuite.display import plotly_text
 from evalsuite.errors import EvalSuiteError
 
@@ -35,10 +35,26 @@ def sample_judgements() -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=[*judgement_tables.JUDGEMENT_COLUMNS, "line"])
 
 
+def upload_limits():
+    """The server's reader limits (:func:`dashboard.loaders.reader_limits`), at most MAX_UPLOAD_BYTES."""
+    from dataclasses import replace
+
+    from . import loaders
+
+    limits = loaders.reader_limits()
+    return replace(limits, max_bytes=min(limits.max_bytes, MAX_UPLOAD_BYTES))
+
+
 @st.cache_data(show_spinner=False, max_entries=8)
 def read_uploaded(name: str, data: bytes) -> pd.DataFrame:
-    """An uploaded judgement table (errors raise EvalSuiteError naming file, line, field, value)."""
-    return judgement_tables.read_judgements(data, source_name=name, max_bytes=MAX_UPLOAD_BYTES)
+    """An uploaded judgement table, read in the isolated reader pool with the server's limits, as
+    every upload is (errors raise EvalSuiteError naming file, line, field, value)."""
+    return judgement_tables.read_judgements(data, source_name=name, limits=upload_limits(), isolate=True)
+
+
+def join_uploaded_labels(table: pd.DataFrame, name: str, data: bytes):
+    """An uploaded human-label file joined onto ``table`` (read as :func:`read_uploaded` reads)."""
+    return judgement_tables.join_human_labels(table, data, source_name=name, limits=upload_limits(), isolate=True)
 
 
 def record_judgements(files) -> tuple[pd.DataFrame | None, list[tuple[str, str]]]:
@@ -66,8 +82,9 @@ def record_judgements(files) -> tuple[pd.DataFrame | None, list[tuple[str, str]]
 
 def too_small_note(n: int) -> str:
     """The sentence shown when an interval rests on fewer than MIN_LABELS human labels."""
-    return (f"Only {n} human-labelled requests (fewer than {agreement.MIN_LABELS}): the normal approximation behind "
-            "this interval is poor, so read it as a rough range, not a 95% guarantee. Label more requests.")
+    return (f"Only {n} human-labelled requests (fewer than {agreement.MIN_LABELS}): too few for PPI's normal "
+            "interval, so the human-only interval (Clopper-Pearson or Wilson, valid at any n but wide) stands in its "
+            "place. Label more requests.")
 
 
 def confusion_figure(row: pd.Series, title: str):
@@ -131,7 +148,8 @@ def forest_figure(intervals: pd.DataFrame, title: str):
                                  name="all human labels (held out)", marker=dict(symbol="x", color="black", size=9),
                                  hovertemplate="mean of every human label %{x:.3f}<extra></extra>"))
     fig.update_layout(title=plotly_text(title), xaxis_title="system mean", height=max(320, 90 * len(systems) + 120),
-                      margin=dict(l=220, r=10, t=50, b=50), yaxis_autorange="reversed")
+                      margin=dict(l=220, r=10, t=50, b=50), yaxis_autorange="reversed",
+                      xaxis_range=[-0.02, 1.02])  # a share: the axis shows its whole range and nothing past it
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)
     return fig
@@ -149,7 +167,7 @@ def ppi_difference_section(judgements: pd.DataFrame, baseline: str, system: str,
     box = container or st
     box.subheader("Difference with prediction-powered inference")
     try:
-        iv = ppi.difference_interval(judgements, baseline, system, judgement, tuned=tuned)
+        iv = system_means.difference_interval(judgements, baseline, system, judgement, tuned=tuned)
     except EvalSuiteError as exc:
         box.info(f"No PPI interval of the difference: {plain(exc)}")
         return None
@@ -160,9 +178,12 @@ def ppi_difference_section(judgements: pd.DataFrame, baseline: str, system: str,
     box.dataframe(table, hide_index=True, width="stretch",
                   column_config={c: st.column_config.NumberColumn(c, format="%.4f")
                                  for c in ("diff (system - baseline)", "95% CI low", "95% CI high")})
+    if iv.note:
+        box.info(f"PPI's normal interval is not shown ({plain(iv.note)}); the difference of the human labels stands "
+                 "in its place.")
     box.caption("Prediction-powered inference (Angelopoulos et al., Science 2023): the judge's verdicts on every "
                 "request, corrected by the human labels on the labelled ones. " +
-                ("Paired: people labelled the same requests for both systems." if iv.method.startswith("ppi paired")
+                ("Paired: people labelled the same requests for both systems." if "paired" in iv.method
                  else "Independent: the two systems' labelled requests differ, so their intervals are combined "
                       "as independent (conservative when they share questions)."))
     if iv.too_small:

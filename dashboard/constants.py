@@ -34,6 +34,7 @@ PAGES = (  # the navigation's material icons ship with Streamlit's frontend (no 
     ("overview", "Overview", "overview", ":material/leaderboard:"),
     ("per_query", "Per-query", "per_query", ":material/table_rows:"),
     ("rag_quality", "RAG quality", "rag_quality", ":material/fact_check:"),
+    ("label", "Label", "label", ":material/label:"),
     ("calibration", "Calibration", "calibration", ":material/balance:"),
     ("latency", "Latency", "latency", ":material/timer:"),
     ("failures", "Failures", "failures", ":material/error:"),

@@ -12,6 +12,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from . import current_view
+from .text import plain
 
 
 # Positional parameters of the widgets bound to the URL, as Streamlit names them.
@@ -101,6 +102,11 @@ def _sanitise_url(widget, args: tuple, key: str, kwargs: dict) -> None:
         if allowed == values:
             return
         initial = getattr(qp, "_initial_query_params", None)
+        dropped = [v for v in values if v not in (allowed or [])]
+        label = params.get("label") or key
+        shown = ", ".join(v[:40] for v in dropped[:5])
+        st.toast(f"The link's {plain(label)} ({plain(shown)}) is not a value this page can take: "
+                 + ("the default is shown." if allowed is None else "left out."), icon=":material/link_off:")
         if allowed is None:
             if isinstance(initial, dict):
                 initial.pop(key, None)

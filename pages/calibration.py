@@ -4,7 +4,12 @@ three ways (judge only, human only, prediction-powered) as a forest plot.
 
 Opens on the calibration samples (``sample_data/calibration``: real human labels from RAGTruth,
 ARES and ALCE; judge values from a lexical judge or ALCE's recorded scores) while the session
-holds the sample data; a judgement table and a separate human-label file can be uploaded here."""
+holds the sample data; a judgement table and a separate human-label file can be uploaded here.
+With a labelling task in use (the Label page), its labels come first, read from the store.
+
+Every value shown lies in its range (shares in [0, 1], kappa in [-1, 1]); a degenerate input (all
+labels equal, no disagreement, too few labels, a judge that always says the same) is named beside
+the interval, and for each system the page says how many labels would halve its interval."""
 
 from __future__ import annotations
 
@@ -12,14 +17,16 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import calibration_sections as cv
-from dashboard import hosting, session, ui
+from dashboard import hosting, label_calibration, session, ui
 from dashboard.text import plain
-from evalsuite.stats import agreement, judgement_tables, ppi
+from evalsuite.stats import agreement, system_means
+from evalsuite.stats import intervals as intervals_module
 
 _PCT = {c: st.column_config.NumberColumn(c, format="%.3f")
         for c in ("accuracy", "accuracy_low", "accuracy_high", "kappa", "kappa_low", "kappa_high", "precision",
                   "precision_low", "precision_high", "recall", "recall_low", "recall_high", "spearman", "kendall",
                   "estimate", "low", "high", "held_out")}
+_PCT.update({c: st.column_config.NumberColumn(c, format="%d") for c in ("labels_for_half_width", "labels_for_target")})
 
 
 _KEPT = "_kept"  # session key suffix of an upload's (name, bytes), kept across reruns
@@ -59,8 +66,7 @@ def _tables() -> pd.DataFrame | None:
         try:
             table = cv.read_uploaded(name, data)
             if label_file is not None:
-                table, counts = judgement_tables.join_human_labels(table, label_file[1], source_name=label_file[0],
-                                                      max_bytes=cv.MAX_UPLOAD_BYTES)
+                table, counts = cv.join_uploaded_labels(table, label_file[0], label_file[1])
                 note = f"{counts['matched']} label rows of {label_file[0]} joined"
                 if counts["unmatched"]:
                     note += (f"; {counts['unmatched']} matched no judged item (first: line "
@@ -96,6 +102,13 @@ def render() -> None:
     st.title("Calibration")
     st.caption("How often a judge agrees with people, and what the judge plus a few human labels say about each "
                "system's mean (prediction-powered inference, Angelopoulos et al., Science 2023).")
+    method = ui.bound(st.radio, "Estimator", ["PPI", "PPI++ (tuned)"], key="calibration_method", horizontal=True,
+                      help="PPI: lambda = 1 (Angelopoulos et al. 2023). PPI++: lambda tuned in [0, 1] to minimise the "
+                           "variance (Angelopoulos, Duchi & Zrnic 2023), never much wider than human only; it needs "
+                           f"{intervals_module.MIN_LABELS_TUNED} labels for its normal interval.")
+    tuned = method == "PPI++ (tuned)"
+    if label_calibration.task_section(tuned) is not None:
+        st.header("Judgement tables")
     table = _tables()
     if table is None:
         return
@@ -142,34 +155,37 @@ def render() -> None:
     st.header("System means: judge only, human only, PPI")
     controls = st.columns(3)
     n_ids = int(part.loc[part["human_label"].notna(), "query_id"].nunique())
+    target = ui.bound(controls[2].number_input, "Target interval width", 0.005, 1.0, 0.05, 0.005,
+                      key="calibration_target", format="%.3f",
+                      help="How wide a 95% interval you need: the table says how many human-labelled requests each "
+                           "system's interval would need, from its current variance.")
     budget = ui.bound(controls[0].number_input, "Human-labelled requests kept", 0, max(n_ids, 0),
                       min(40, n_ids), 5, key="calibration_budget",
                       help="Request ids whose human labels are used (the same ids for every system); the other "
                            "labels are hidden, to show what a small labelling budget gives. Set it to the maximum "
                            "to use them all.")
     seed = ui.bound(controls[1].number_input, "Seed", 0, 10**6, 0, 1, key="calibration_seed")
-    method = ui.bound(controls[2].radio, "Estimator", ["PPI", "PPI++ (tuned)"], key="calibration_method",
-                      help="PPI: lambda = 1 (Angelopoulos et al. 2023). PPI++: lambda tuned in [0, 1] to minimise the "
-                           "variance (Angelopoulos, Duchi & Zrnic 2023), never much wider than human only.")
-    tuned = method == "PPI++ (tuned)"
-    used = ppi.labelled_subset(part, int(budget), seed=int(seed)) if budget < n_ids else part
-    intervals = ppi.system_intervals(used, tuned=tuned)
+    used = system_means.labelled_subset(part, int(budget), seed=int(seed)) if budget < n_ids else part
+    intervals = system_means.system_intervals(used, tuned=tuned, target_width=float(target))
     ui.chart(cv.forest_figure(intervals, f"{judgement}: system means with 95% intervals"), key="calibration_forest")
     st.caption("Judge only: the judge's own mean over every request, an interval for the judge, biased for the "
-               "human mean by the judge's errors. Human only: the mean of the human labels kept (valid, wide). "
-               "PPI: the judge's mean corrected by its error on the labelled requests (valid whatever the judge; "
-               "narrower than human only when the judge agrees well). A request's value is the share of its items "
-               "labelled yes. The x marks the mean of every human label in the file when some are hidden.")
+               "human mean by the judge's errors. Human only: the mean of the human labels kept (valid, wide; "
+               "Clopper-Pearson, or Wilson for per-request shares). PPI: the judge's mean corrected by its error on "
+               "the labelled requests (valid whatever the judge; narrower than human only when the judge agrees "
+               "well); when its normal approximation cannot be trusted the human-only interval stands in its place "
+               "and the note says why. A request's value is the share of its items labelled yes. The x marks the "
+               "mean of every human label in the file when some are hidden. labels_for_half_width and "
+               "labels_for_target: human-labelled requests for half the width and for the target width.")
     st.dataframe(intervals.drop(columns=["judgement"]), hide_index=True, width="stretch", column_config=_PCT)
     ui.download_csv(intervals, "calibration_intervals.csv", key="calibration_intervals_csv")
     empty = intervals[(intervals["estimator"] == "PPI") & intervals["estimate"].isna()]
     if len(empty):
         st.info(plain("No PPI interval for " + ", ".join(map(str, empty["system"])) + ": every request is labelled "
                       "by people (nothing for the judge to add: the human-only mean is the answer) or none is."))
-    flat = intervals[(intervals["estimator"] == "human only") & (intervals["high"] - intervals["low"] == 0)]
-    if len(flat):
-        st.info(plain("Human only has zero width for " + ", ".join(map(str, flat["system"])) + ": every kept human "
-                      "value is the same, and a normal interval then says nothing about the uncertainty."))
+    replaced = intervals[(intervals["estimator"] == "PPI") & (intervals["note"] != "")]
+    for _, row in replaced.iterrows():
+        st.info(plain(f"{row['system']}: PPI's normal interval is not shown ({row['note']}); the human-only "
+                      "interval stands in its place."))
     small = intervals[(intervals["estimator"] == "PPI") & intervals["too_small"]]
     for _, row in small.iterrows():
         st.warning(plain(f"{row['system']}: ") + cv.too_small_note(int(row["n"])))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import export, loaders, session, trec_sections, ui
+from dashboard import export, loaders, query_planning, session, trec_sections, ui
 from dashboard.constants import (
     COMPARE_DEFAULT_RECORD_METRICS,
     COMPARE_DEFAULT_RUN_METRICS,
@@ -52,7 +52,10 @@ def _options() -> tuple[str, str, float]:
     with st.expander("Statistics: test and correction"):
         a, b, c = st.columns(3)
         test = ui.pick("Paired test", TESTS, key="compare_test", container=a)
-        correction = ui.pick("Multiple-comparison correction", CORRECTIONS, key="compare_correction", container=b)
+        # Westfall-Young resamples the permutation test's own sign flips: offered with that test only.
+        corrections = [c for c in CORRECTIONS if c != "westfall_young" or test == "permutation"]
+        correction = ui.pick("Multiple-comparison correction", corrections, key="compare_correction", container=b,
+                             help="westfall_young (step-down max-T over the sign flips) needs the permutation test")
         alpha = ui.bound(c.select_slider, "alpha", (0.01, 0.05, 0.1), value=0.05, key="compare_alpha")
     return test, correction, float(alpha)
 
@@ -116,8 +119,11 @@ def _many_systems(report) -> None:
     """Systems x metrics with significance marks, then the per-query heat-map of one metric."""
     st.subheader("Systems x metrics")
     st.dataframe(display.systems_by_metrics(report), width="stretch")
-    st.caption("▲ significantly better than the baseline, ▼ significantly worse (after correction); no mark: not "
-               "significant. Every comparison is below, one row per metric and system.")
+    every_pair = report.params["pairs"] == "all"
+    st.caption(f"Against the baseline {ui.plain(report.params['baseline'])}: ▲ significantly better, ▼ significantly "
+               "worse (after correction); no mark: not significant. "
+               + ("Every pair is in the table below, one row per metric and pair (baseline column: the pair's first "
+                  "system)." if every_pair else "Every comparison is below, one row per metric and system."))
     _report_table(report, tuple(report.systems))
     metric = ui.pick("Heat-map metric", report.metrics, key="compare_heat_metric")
     diff = display.differences_from_baseline(report, metric)
@@ -131,6 +137,7 @@ def _differences(report, names: tuple[str, str]) -> list[str]:
     regressions = ui.bound(st.toggle, f"Regressions only (queries where {ui.plain(names[1])} is worse)",
                            key="compare_regressions")
     diff = display.per_query_difference(report.per_query[metric], *names)
+    differences = diff["diff"].to_numpy(dtype=float)  # every query, for the plan below
     if regressions:
         diff = diff[diff["diff"] < 0].reset_index(drop=True)
     if diff.empty:
@@ -146,6 +153,7 @@ def _differences(report, names: tuple[str, str]) -> list[str]:
                  column_config={c: st.column_config.NumberColumn(c, format="%.4f")
                                 for c in (*display.difference_columns(*names), "diff")})
     ui.download_csv(diff, f"per_query_diff_{metric}.csv", key="compare_diff_csv")
+    query_planning.section(differences, metric, float(report.params["alpha"]))
     return diff["query_id"].tolist()
 
 

@@ -45,6 +45,7 @@ def render() -> None:
     default = [s for s in report.systems if s in judged] or report.systems
     systems = ui.bound(st.multiselect, "Systems", report.systems, default=default, key="rag_quality_systems",
                        help="By default the systems with a judged quality metric")
+    all_systems = table
     table = table[table["system"].isin(systems)]
     st.caption("Each mean is over the requests where the metric is defined; coverage = defined / requests. "
                "A judgement that is missing is never read as False.")
@@ -60,6 +61,12 @@ def render() -> None:
         # Systems in the order of the table above and of the chart (the order they were loaded in).
         success = success.rename(columns={"mean": "success rate", "n_defined": "requests"})
         success = success[success["requests"] > 0]  # systems whose records say nothing of success: not listed
+        if success.empty:
+            others = all_systems[(all_systems["metric"] == "success") & (all_systems["n_defined"] > 0)]["system"]
+            names = [ui.plain(s) for s in others.unique()]
+            st.info(f"None of the chosen systems has success values; {len(names)} other systems have: "
+                    + ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+                    + ". Add them under Systems above.", icon=":material/info:")
         st.dataframe(success, hide_index=True, width="stretch",
                      column_config={c: st.column_config.NumberColumn(c, format="%.3f")
                                     for c in ("success rate", "ci_low", "ci_high")})

@@ -21,6 +21,7 @@ sys.path.insert(0, str(REPO))
 from evalsuite.metrics.registry import (  # noqa: E402
     EXPORT_NAMES, GENERAL_CONVENTIONS, GIVEN_SCORES, KINDS, METRICS, READ_EXPORTS,
 )
+from evalsuite.utils.ids import ID_CONVENTION  # noqa: E402
 
 KIND_TITLES = {"ranking": "Ranking metrics (runs against qrels)", "context": "Context metrics (RAG retrieval)",
                "answer": "Answer metrics (RAG generation)", "operational": "Operational metrics"}
@@ -154,6 +155,7 @@ def conventions_markdown() -> str:
     lines += [f"| {topic} | {rule} | {who} |" for topic, rule, who in GENERAL_CONVENTIONS]
     lines += ["", "## Each metric", "", "| metric | conventions | source |", "|---|---|---|"]
     lines += [f"| [{m.title}](metrics.md#{m.name}) | {'; '.join(m.conventions)} | {m.source} |" for m in METRICS.values()]
+    lines += ["", "## Ids in every format", "", ID_CONVENTION.rstrip("\n")]
     lines.append("")
     return "\n".join(lines)
 

@@ -31,7 +31,19 @@ TREC_EVAL = Path(__file__).resolve().parent / "data" / "trec_eval"
 
 RUN_FORMATS = ("trec", "csv", "tsv", "json", "jsonl", "parquet")
 RECORD_FORMATS = ("jsonl", "json", "csv", "tsv", "parquet")
-COMBOS = [("run", f) for f in RUN_FORMATS] + [("qrels", f) for f in RUN_FORMATS] + [("records", f) for f in RECORD_FORMATS]
+JUDGEMENT_FORMATS = ("csv", "tsv", "jsonl", "json", "parquet")
+COMBOS = [("run", f) for f in RUN_FORMATS] + [("qrels", f) for f in RUN_FORMATS] + [("records", f) for f in RECORD_FORMATS] \
+    + [("judgements", f) for f in JUDGEMENT_FORMATS]
+# EVALSUITE_FUZZ_KINDS="judgements,records" fuzzes only those readers (a full-size round of one reader).
+if os.environ.get("EVALSUITE_FUZZ_KINDS"):
+    COMBOS = [c for c in COMBOS if c[0] in os.environ["EVALSUITE_FUZZ_KINDS"].split(",")]
+
+
+def kinds(*names: str) -> list[str]:
+    """Those of ``names`` that COMBOS fuzzes."""
+    return [name for name in names if any(kind == name for kind, _ in COMBOS)]
+# Traces (issue 30) are fuzzed by tests/io/test_fuzz_traces.py with these same mutations;
+# benchmarks/fuzz_round.py runs both files at full size.
 EXTENSION = {"trec": "trec", "csv": "csv", "tsv": "tsv", "json": "json", "jsonl": "jsonl", "parquet": "parquet"}
 
 # ----------------------------------------------------------------------------------------------
@@ -62,8 +74,10 @@ TRICKY = [
     "Q0", "٣", "²", "२०२०", "9" * 30, "\x00", "\x7f", "a\ufeffb", "\x1bx", "2020-01-01", "2020-01-01 10:00:00",
     "2024-224960", "msmarco_v2.1_doc_50_2286987788#13_3087841662", "FR940202-2-00150",
 ]
-# Characters str.strip and Arrow's utf8_trim_whitespace both remove (checked: the same set).
-PAD = [" ", "\t", "\xa0", "\u3000", "\x0b", "\x0c", "\u2003", "\x1f", "\x85"]
+# What the id rule trims from both ends of an id in every format (evalsuite.utils.ids: ASCII
+# whitespace); Unicode spaces and control characters (\xa0, \u3000, \x1f, \x85) are id text.
+PAD = [" ", "\t", "\x0b", "\x0c"]
+ID_WHITESPACE = " \t\n\x0b\x0c\r"
 _ALPHABET = st.one_of(st.characters(codec="utf-8"), st.sampled_from(list(" \t,;\"'#=+-@[]{}\\0123456789.eE")))
 
 
@@ -124,8 +138,8 @@ def _trec_id(first: bool):
 
 @functools.lru_cache(maxsize=None)
 def _padded_id():
-    """CSV/TSV: any text but line breaks; the cell may carry whitespace around it (trimmed)."""
-    core = _RAW.map(lambda t: t.replace("\r", "").replace("\n", "").strip()).filter(bool)
+    """CSV/TSV: any text but line breaks; the cell may carry ASCII whitespace around it (trimmed)."""
+    core = _RAW.map(lambda t: t.replace("\r", "").replace("\n", "").strip(ID_WHITESPACE)).filter(bool)
     pad = st.text(st.sampled_from(PAD), max_size=2)
     return st.builds(lambda left, c, right: Id(left + c + right, c), pad, core, pad)
 
@@ -137,7 +151,8 @@ ID_MODES = ("text", "text", "mixed", "int", "bigint")
 
 
 def _json_id(mode: str):
-    text = _RAW.map(lambda t: Id(t, t))
+    # ASCII whitespace around an id is trimmed in every format; an id of only that is no id.
+    text = _RAW.map(lambda t: Id(t, t.strip(ID_WHITESPACE))).filter(lambda i: i.expected)
     return {"text": text, "int": _SMALL_INTS, "bigint": st.one_of(_BIG_INTS, _SMALL_INTS),
             "mixed": st.one_of(text, _SMALL_INTS, _BIG_INTS)}[mode]
 
@@ -630,6 +645,116 @@ def _records_parquet(draw, fmt, rows, names, present):
 
 
 # ----------------------------------------------------------------------------------------------
+# Valid judgement tables (the calibration inputs).
+
+JUDGEMENT_FIELDS = ("query_id", "system", "judgement", "item", "judge", "judge_score", "judge_label", "human_label",
+                    "human_score")
+_LABEL_TEXT = {1.0: ["1", "true", "TRUE", "yes", "Yes", "[[Yes]]", " 1 ", "1.0"],
+               0.0: ["0", "false", "no", "NO", "[[No]]", " no", "0.0"]}
+_SCORES = st.one_of(st.floats(-1e6, 1e6, allow_nan=False), st.sampled_from([0.0, 1.0, 0.5, 1e-300]))
+
+
+@st.composite
+def judgement_case(draw, fmt: str) -> Case:
+    """A valid judgement table in ``fmt`` (now and then one with a repeated key), and the rows a
+    reader must return: column -> values (labels 1.0/0.0/None, scores floats/None, ids trimmed)."""
+    delimited = fmt in ("csv", "tsv")
+    mode = pick(draw, ID_MODES) if fmt in ("json", "jsonl") else "text"
+    ids = id_strategy(fmt, mode=mode)
+    present = ["query_id"] + [c for c in JUDGEMENT_FIELDS[1:] if draw(st.booleans())]
+    if "judge_label" not in present and "judge_score" not in present:
+        present.append(pick(draw, ["judge_label", "judge_score"]))
+    n = draw(_ints(1, 8))
+    rows, keys = [], set()
+    for i in range(n):
+        row = {"query_id": draw(ids)}
+        for name in ("system", "judgement", "judge"):
+            if name in present:
+                row[name] = draw(ids) if draw(_ints(0, 4)) else None
+        if "item" in present:
+            row["item"] = draw(_ints(0, 5)) if draw(_ints(0, 4)) else None
+        for name in ("judge_label", "human_label"):
+            if name in present:
+                row[name] = None if draw(_ints(0, 3)) == 0 else float(draw(st.booleans()))
+        for name in ("judge_score", "human_score"):
+            if name in present:
+                row[name] = None if draw(_ints(0, 3)) == 0 else draw(_SCORES)
+        key = tuple(_key_text(row.get(k)) for k in ("query_id", "system", "judgement", "item", "judge"))
+        if key in keys:
+            continue
+        keys.add(key)
+        rows.append(row)
+    duplicate = draw(_ints(0, 9)) == 0
+    if duplicate:
+        rows.insert(draw(_ints(0, len(rows))), dict(one_of_list(draw, rows)))
+    name = f"fuzz-judgements.{EXTENSION[fmt]}"
+    data = _write_judgements(draw, fmt, rows, present, delimited)
+    if duplicate:
+        return Case("judgements", fmt, data, name, error="appears twice")
+    expected = {c: [_expected_judgement(c, r.get(c)) for r in rows] for c in present}
+    return Case("judgements", fmt, data, name, rows=expected)
+
+
+def _key_text(value):
+    if isinstance(value, Id):
+        return value.expected
+    return 0 if value is None else value
+
+
+def _expected_judgement(column, value):
+    if column in ("query_id", "system", "judgement", "judge"):
+        return "" if value is None else value.expected
+    if column == "item":
+        return 0 if value is None else value
+    return value
+
+
+def _write_judgements(draw, fmt, rows, present, delimited):
+    if delimited:
+        table = [list(present)]
+        for row in rows:
+            cells = []
+            for c in present:
+                value = row.get(c)
+                if isinstance(value, Id):
+                    cells.append(value.written)
+                elif value is None:
+                    cells.append("")
+                elif c.endswith("_label"):
+                    cells.append(pick(draw, _LABEL_TEXT[value]))
+                elif c == "item":
+                    cells.append(str(value))
+                else:
+                    cells.append(repr(value))
+            table.append(cells)
+        quoting = pick(draw, [csv.QUOTE_MINIMAL, csv.QUOTE_ALL])
+        return _csv_text(table, "," if fmt == "csv" else "\t", quoting, pick(draw, ["\n", "\r\n"])).encode("utf-8")
+    items = []
+    for index, row in enumerate(rows):
+        item = {}
+        for c in present:
+            value = row.get(c)
+            if value is None and index > 0 and draw(st.booleans()):
+                continue  # a missing key reads as empty (the first row names every column)
+            if isinstance(value, Id):
+                value = value.written
+            elif c.endswith("_label") and value is not None:
+                value = pick(draw, [bool(value), int(value), value])
+            item[c] = value
+        items.append(item)
+    if fmt == "json":
+        return json.dumps(items, ensure_ascii=draw(st.booleans())).encode("utf-8")
+    if fmt == "jsonl":
+        return "".join(json.dumps(item, ensure_ascii=draw(st.booleans())) + "\n" for item in items).encode("utf-8")
+    types = {"query_id": pa.string(), "system": pa.string(), "judgement": pa.string(), "judge": pa.string(),
+             "item": pa.int64(), "judge_score": pa.float64(), "human_score": pa.float64(),
+             "judge_label": pa.float64(), "human_label": pa.float64()}
+    columns = {c: pa.array([(r.get(c).written if isinstance(r.get(c), Id) else r.get(c)) for r in rows], types[c])
+               for c in present}
+    return parquet_bytes(pa.table(columns), draw)
+
+
+# ----------------------------------------------------------------------------------------------
 # Base files from the samples, in every format.
 
 
@@ -714,6 +839,8 @@ def bases(kind: str, fmt: str) -> tuple[tuple[str, bytes], ...]:
         whole = path.read_bytes()
         out.append((f"{label} (whole)", whole if fmt == "trec" else _convert_ranked(_trec_rows(whole, kind), kind, fmt)))
         return tuple(out)
+    if kind == "judgements":
+        return _judgement_bases(fmt)
     files = [("llmperf_requests", 6), ("ragchecker_examples", 3), ("ragchecker_human_systems", 3), ("ragtruth_qa", 3)]
     out = []
     for stem, lines in files:
@@ -737,6 +864,42 @@ def bases(kind: str, fmt: str) -> tuple[tuple[str, bytes], ...]:
         out.append(("rag/ragchecker_examples.jsonl (whole)", (SAMPLE / "rag" / "ragchecker_examples.jsonl").read_bytes()))
         out.append(("rag/llmperf_requests.jsonl (whole)", (SAMPLE / "rag" / "llmperf_requests.jsonl").read_bytes()))
     return tuple(out)
+
+
+def _judgement_bases(fmt: str) -> tuple[tuple[str, bytes], ...]:
+    """The calibration samples (sample_data/calibration: RAGTruth, ARES, ALCE), 40 lines of each and
+    the whole ARES file, in ``fmt``."""
+    out = []
+    for stem, lines in (("ragtruth_claim_support", 40), ("ares_labels", 40), ("alce_utility", 40), ("ares_labels", 0)):
+        path = SAMPLE / "calibration" / f"{stem}.csv"
+        text = path.read_bytes() if not lines else _head(path, lines)
+        rows = list(csv.DictReader(io.StringIO(text.decode("utf-8"))))
+        label = f"calibration/{stem}.csv ({lines or 'whole'} lines as {fmt})"
+        if fmt == "csv":
+            data = text
+        elif fmt == "tsv":
+            table = list(csv.reader(io.StringIO(text.decode("utf-8"))))
+            data = _csv_text(table, "\t", csv.QUOTE_MINIMAL, "\n").encode("utf-8")
+        else:
+            typed = [{k: _typed_cell(k, v) for k, v in row.items()} for row in rows]
+            if fmt == "jsonl":
+                data = "".join(json.dumps(r) + "\n" for r in typed).encode("utf-8")
+            elif fmt == "json":
+                data = json.dumps(typed).encode("utf-8")
+            else:
+                data = parquet_bytes(pa.Table.from_pylist(typed))
+        out.append((label, data))
+    return tuple(out)
+
+
+def _typed_cell(column: str, value: str):
+    if value == "":
+        return None
+    if column == "item":
+        return int(value)
+    if column in ("judge_score", "judge_label", "human_label", "human_score"):
+        return float(value)
+    return value
 
 
 # ----------------------------------------------------------------------------------------------

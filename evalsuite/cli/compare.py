@@ -21,6 +21,8 @@ import sys
 from pathlib import Path
 
 from ..errors import EvalSuiteError
+from ..io.output_files import check_output_path, write_bytes
+from ._options import add_output, add_read_bounds, read_limits
 
 FAIL_ON = ("significant-regression", "any-regression", "never")
 EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT = 0, 1, 2
@@ -57,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--format", choices=("table", "csv", "json", "latex"), default="table",
                         help="report format on stdout (default table); the verdict and the gate go to stderr "
                         "for csv, json and latex")
+    add_output(parser, required=False, what="write the report to FILE instead of stdout (the verdict and the gate "
+               "then go to stderr; never onto an input; an existing file only with --force)")
+    add_read_bounds(parser)
     return parser
 
 
@@ -79,11 +84,12 @@ def _report(args):
     options = dict(baseline=None, test=args.test, correction=args.correction, alpha=args.alpha, seed=args.seed,
                    n_resamples=args.n_resamples)
     measures = expand_measures(args.measure) if args.measure else None
+    limits = read_limits(args)
     if args.records:
         from ..records.evaluation import evaluate_records
         from ..io.record_files import read_records
 
-        records = evaluate_records(read_records(args.qrels))
+        records = evaluate_records(read_records(args.qrels, limits=limits))
         systems = [args.baseline, *args.runs]
         return compare_records(records, measures, systems, **options)
     names = _names([args.baseline, *args.runs])
@@ -91,13 +97,22 @@ def _report(args):
     if len(runs) < len(names):
         raise EvalSuiteError("the same run is given twice", field="RUN", value=args.baseline)
     kwargs = {} if measures is None else {"metrics": measures}
-    return compare(args.qrels, runs, rel_level=rel_level, **kwargs, **options)
+    qrels = args.qrels
+    if limits is not None:  # read here, within the bounds asked for
+        from ..io.run_files import read_qrels, read_run
+
+        qrels = read_qrels(args.qrels, limits=limits)
+        runs = {name: read_run(path, limits=limits) for name, path in runs.items()}
+    return compare(qrels, runs, rel_level=rel_level, **kwargs, **options)
 
 
 def main(argv: list[str]) -> int:
     """``evalsuite compare ...``; returns the exit code (0 passed, 1 regression, 2 bad input)."""
     args = build_parser().parse_args(argv)
+    inputs = [args.qrels, args.baseline, *args.runs]
     try:
+        if args.output is not None:  # refused before any work, not after it
+            check_output_path(args.output, inputs=inputs, force=args.force, what="the report")
         report = _report(args)
         failing = (report.regressions(significant_only=args.fail_on == "significant-regression")
                    if args.fail_on != "never" else report.table.iloc[0:0])
@@ -105,18 +120,27 @@ def main(argv: list[str]) -> int:
         print(f"evalsuite compare: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     verdict = report.verdict()
-    if args.format == "table":
+    if args.format == "table" and args.output is None:
         sys.stdout.write(report.to_text() + "\n\n" + verdict + "\n")
         gate_stream = sys.stdout
     else:
-        if args.format == "csv":
-            sys.stdout.write(report.to_csv())
+        if args.format == "table":
+            text = report.to_text() + "\n\n" + verdict + "\n"
+        elif args.format == "csv":
+            text = report.to_csv()
         elif args.format == "latex":
-            sys.stdout.write(report.to_latex())
+            text = report.to_latex()
         else:
-            sys.stdout.write(json.dumps({"params": report.params, "verdict": verdict,
-                                         "rows": json.loads(report.table.to_json(orient="records"))},
-                                        indent=2, default=str) + "\n")
+            text = json.dumps({"params": report.params, "verdict": verdict,
+                               "rows": json.loads(report.table.to_json(orient="records"))}, indent=2, default=str) + "\n"
+        if args.output is None:
+            sys.stdout.write(text)
+        else:
+            try:
+                write_bytes(text, args.output, inputs=inputs, force=args.force, what="the report")
+            except EvalSuiteError as exc:
+                print(f"evalsuite compare: error: {exc}", file=sys.stderr)
+                return EXIT_BAD_INPUT
         print(verdict, file=sys.stderr)
         gate_stream = sys.stderr
     if args.fail_on == "never":

@@ -20,8 +20,10 @@ import pandas as pd
 from ..metrics.registry import METRICS, TREC_FAMILY_CUTOFFS, TREC_OFFICIAL, TREC_PRINT_ORDER
 from ..errors import EvalSuiteError
 from ..evaluation.engines import evaluate
+from ..io.output_files import check_output_path, write_bytes
 from ..io.run_files import read_qrels, read_run
 from ..utils.checks import safe_csv
+from ._options import add_output, add_read_bounds, read_limits
 from ._subcommands import subcommands_help
 
 _FAMILY_CUTOFFS = TREC_FAMILY_CUTOFFS
@@ -237,6 +239,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a doc listed twice for one query: error (default, like trec_eval) or keep the max")
     parser.add_argument("--format-run", dest="run_format", default=None, help="run file format if not detected")
     parser.add_argument("--format-qrels", dest="qrels_format", default=None, help="qrels file format if not detected")
+    add_output(parser, required=False, what="write the report to FILE instead of stdout (never onto an input; an "
+               "existing file only with --force)")
+    add_read_bounds(parser)
     dask = parser.add_argument_group("Dask (runs larger than memory; pip install 'evalsuite[dask]', docs/scale.md)")
     dask.add_argument("--engine", choices=("local", "dask"), default="local",
                       help="local: this process (default); dask: a Dask cluster, the run may be a glob of shards "
@@ -246,7 +251,9 @@ def build_parser() -> argparse.ArgumentParser:
     dask.add_argument("--workers", type=int, default=None, help="LocalCluster workers (default: Dask's choice)")
     dask.add_argument("--memory-limit", default=None, help="LocalCluster memory limit per worker, e.g. 4GiB")
     dask.add_argument("--partitions", type=int, default=None,
-                      help="partitions of the shuffle by query id (default: one per shard, at least one per worker)")
+                      help="partitions of the shuffle by query id (default: planned from the files' sizes and the "
+                      "workers' memory, so that evaluating one holds at most 1/8 of a worker thread's memory; the "
+                      "plan and its reason are printed on stderr)")
     return parser
 
 
@@ -261,7 +268,8 @@ def _main_dask(args, measures: list[str], rel_level) -> int:
         report = evaluate_dask(args.qrels, args.run, measures, queries="qrels" if args.complete else args.queries,
                                rel_level=rel_level, scheduler=args.scheduler, partitions=args.partitions,
                                duplicates=args.duplicates, progress=True, cluster_options=options,
-                               max_docs=args.max_docs)
+                               max_docs=args.max_docs,
+                               on_plan=lambda plan: print(f"evalsuite: dask: {plan.reason}", file=sys.stderr, flush=True))
     except EvalSuiteError as exc:
         print(f"evalsuite: error: {exc}", file=sys.stderr)
         return 2
@@ -269,16 +277,28 @@ def _main_dask(args, measures: list[str], rel_level) -> int:
 
 
 def _write_report(report, args, table: str | None = None) -> int:
-    """Print the report's warnings on stderr and the report on stdout in the chosen format
-    (``table``: trec_eval's text, if the caller made it already); returns 0."""
+    """Print the report's warnings on stderr and the report on stdout, or into ``--output``, in the
+    chosen format (``table``: trec_eval's text, if the caller made it already); returns 0, or 2 when
+    the output cannot be written."""
     for warning in report.warnings:
         print(f"evalsuite: note: {warning}", file=sys.stderr)
     if args.format == "table":
-        sys.stdout.write(report.to_trec_eval(per_query=args.per_query) if table is None else table)
+        data = report.to_trec_eval(per_query=args.per_query) if table is None else table
     elif args.format == "csv":
-        _write_bytes(_format_csv(report, args.per_query))
+        data = _format_csv(report, args.per_query)
     else:
-        sys.stdout.write(report.to_json(indent=2) + "\n")
+        data = report.to_json(indent=2) + "\n"
+    if args.output is None:
+        if isinstance(data, bytes):
+            _write_bytes(data)
+        else:
+            sys.stdout.write(data)
+        return 0
+    try:
+        write_bytes(data, args.output, inputs=[args.qrels, args.run], force=args.force, what="the report")
+    except EvalSuiteError as exc:
+        print(f"evalsuite: error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -291,6 +311,13 @@ def main(argv: list[str]) -> int:
     except EvalSuiteError as exc:
         print(f"evalsuite: error: {exc}", file=sys.stderr)
         return 2
+    try:
+        if args.output is not None:  # refused before any work, not after it
+            check_output_path(args.output, inputs=[args.qrels, args.run], force=args.force, what="the report")
+        limits = read_limits(args)
+    except EvalSuiteError as exc:
+        print(f"evalsuite: error: {exc}", file=sys.stderr)
+        return 2
     if args.engine == "dask" or args.scheduler:
         return _main_dask(args, measures, rel_level)
     try:
@@ -299,8 +326,8 @@ def main(argv: list[str]) -> int:
                         default=None)
         measures = [m for m in measures if _relstring_length(m) is None]
         only_relstring = relstring is not None and not measures
-        qrels = read_qrels(args.qrels, args.qrels_format, duplicates=args.duplicates)
-        run = read_run(args.run, args.run_format, duplicates=args.duplicates)
+        qrels = read_qrels(args.qrels, args.qrels_format, duplicates=args.duplicates, limits=limits)
+        run = read_run(args.run, args.run_format, duplicates=args.duplicates, limits=limits)
         report = evaluate(qrels, run, measures or ["num_ret"], queries="qrels" if args.complete else args.queries,
                           rel_level=rel_level, max_docs=args.max_docs)
     except EvalSuiteError as exc:

@@ -7,7 +7,9 @@ writes the judged records (Parquet or JSONL, by the output's extension), then a 
 that reached the endpoint and those that could not connect, missing judgements and failed
 attempts by cause. Ctrl-C stops in any phase within about 2 s: calls in flight get a moment to
 finish, the records judged so far are written, the cache keeps every answered call, and
-rerunning the same command resumes without repeating one. Endpoint settings come from flags, else
+rerunning the same command with ``--force`` (the output exists then) resumes without repeating one.
+The output is never an input, an existing file is replaced only with ``--force``, and it is
+written under a temporary name and renamed into place. Endpoint settings come from flags, else
 the environment (``EVALSUITE_JUDGE_MODEL``, ``EVALSUITE_JUDGE_BASE_URL``), else a TOML config file
 (``[judge]`` table); the API key only from the environment (``EVALSUITE_JUDGE_API_KEY`` or
 ``OPENAI_API_KEY``).
@@ -30,6 +32,7 @@ import tomllib
 
 from ..errors import EvalSuiteError
 from ..io.record_files import check_output, write_records
+from ._options import add_output, add_read_bounds, read_limits
 
 __all__ = ["build_parser", "main"]
 
@@ -45,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Fill the judgement columns of per-request records with an LLM, embedding or lexical judge.")
     parser.add_argument("records", help="records file (JSONL, JSON, CSV/TSV, Parquet; .gz too)")
     parser.add_argument("--judge", required=True, choices=("llm", "embedding", "lexical"), help="which judge")
-    parser.add_argument("-o", "--output", required=True, help="judged records: .parquet (or .jsonl)")
+    add_output(parser, required=True, what="judged records: .parquet (or .jsonl); never an input, an existing file "
+               "only with --force")
     parser.add_argument("--model", help="model id (llm: required; embedding: an endpoint's model, default the "
                         "bundled all-MiniLM-L6-v2); env EVALSUITE_JUDGE_MODEL")
     parser.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1; "
@@ -65,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--similarity", help="lexical: also write this score to answer_similarity")
     parser.add_argument("--estimate-only", action="store_true", help="print the estimate and stop")
     parser.add_argument("--system", help="system name for records without one")
+    add_read_bounds(parser)
     return parser
 
 
@@ -222,11 +227,13 @@ def ending(name: str, stats, max_missing: float | None) -> int:
     from ..judges.outcome import DEFAULT_MAX_MISSING, run_outcome
 
     outcome = run_outcome(stats, DEFAULT_MAX_MISSING if max_missing is None else max_missing)
-    hints = {"budget": "rerun with a larger --budget to resume (answered calls are cached)",
-             "interrupted": "rerun the same command to resume (answered calls are cached)",
-             "deadline": "rerun to continue (answered calls are cached)",
-             "endpoint failing": "check the endpoint, then rerun to continue (answered calls are cached)",
-             "missing": "see the causes above; rerun to ask again for the missing ones"}
+    hints = {"budget": "rerun with a larger --budget and --force (the output exists now) to resume (answered calls "
+                       "are cached)",
+             "interrupted": "rerun the same command with --force (the output exists now) to resume (answered calls "
+                            "are cached)",
+             "deadline": "rerun with --force to continue (answered calls are cached)",
+             "endpoint failing": "check the endpoint, then rerun with --force to continue (answered calls are cached)",
+             "missing": "see the causes above; rerun with --force to ask again for the missing ones"}
     if outcome.status == "budget":
         print(f"evalsuite {name}: stopped before the budget would be passed; {hints['budget']}", file=sys.stderr)
     elif outcome.status != "done":
@@ -254,11 +261,12 @@ def main(argv: list[str] | None = None) -> int:
     from ..io.record_files import read_records
 
     try:
-        check_output(args.output)
+        # --estimate-only writes nothing: an existing output is no reason to refuse it
+        check_output(args.output, inputs=[args.records], force=args.force or args.estimate_only)
         settings = _settings(args)
         check_max_missing(settings)
         try:
-            records = read_records(args.records, system=args.system)
+            records = read_records(args.records, system=args.system, limits=read_limits(args))
             judge = _build_judge(args.judge, settings)
             print(f"evalsuite judge: {len(records):,} records from {args.records}; estimate: {judge.estimate(records)}",
                   file=sys.stderr)
@@ -274,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             progress.close()
         with deferred_interrupt() as caught:
-            write_records(result.records, args.output)
+            write_records(result.records, args.output, inputs=[args.records], force=args.force)
     except EvalSuiteError as exc:
         print(f"evalsuite judge: error: {exc}", file=sys.stderr)
         return 2

@@ -22,6 +22,7 @@ import math
 import sys
 
 from ..errors import EvalSuiteError
+from ._options import add_output, add_read_bounds, read_limits
 
 __all__ = ["build_parser", "main"]
 
@@ -33,7 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="evalsuite ragas",
         description="Every RAGAS metric from question, answer, contexts and reference: judge, write, summarise.")
     parser.add_argument("records", help="records file (JSONL, JSON, CSV/TSV, Parquet; .gz too)")
-    parser.add_argument("-o", "--output", required=True, help="judged records: .parquet (or .jsonl)")
+    add_output(parser, required=True, what="judged records: .parquet (or .jsonl); never an input, an existing file "
+               "only with --force")
     parser.add_argument("--metrics", help=f"comma-separated, default all but aspect_critique: {', '.join(JUDGED_METRICS)}")
     parser.add_argument("--aspect", action="append", default=[], metavar="NAME=DEFINITION",
                         help="an aspect critique (repeatable), e.g. --aspect 'concise=Answers in two sentences'")
@@ -56,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .judge import add_run_limits
 
     add_run_limits(parser)
+    add_read_bounds(parser)
     return parser
 
 
@@ -107,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     try:
-        check_output(args.output)
+        # --estimate-only writes nothing: an existing output is no reason to refuse it
+        check_output(args.output, inputs=[args.records], force=args.force or args.estimate_only)
         settings = _settings(args)
         check_max_missing(settings)
         aspects = _aspects(args.aspect)
@@ -115,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         if aspects and "aspect_critique" not in metrics:
             metrics = [*metrics, "aspect_critique"]
         try:
-            records = read_records(args.records, system=args.system)
+            records = read_records(args.records, system=args.system, limits=read_limits(args))
             for metric, info in coverage_of(records, metrics).items():
                 missing = f"; missing fields: {', '.join(info['missing_fields'])}" if info["missing_fields"] else ""
                 print(f"evalsuite ragas: {metric}: needs {', '.join(info['fields'])}; {info['records_with_fields']:,} of "
@@ -135,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             progress.close()
         with deferred_interrupt() as caught:
-            write_records(result.records, args.output)
+            write_records(result.records, args.output, inputs=[args.records], force=args.force)
         print(f"evalsuite ragas: wrote {args.output}", file=sys.stderr)
         for line in summary("ragas", result, len(records), judge.llm.endpoint_host if judge.llm is not None else None):
             print(line, file=sys.stderr)

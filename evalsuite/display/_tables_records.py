@@ -247,7 +247,8 @@ def rag_quality_table(report, metrics: Sequence[str] | None = None) -> pd.DataFr
         Columns ``system``, ``metric``, ``mean``, ``coverage``, ``n_defined``, ``n``,
         ``ci_low``, ``ci_high``, ``source`` (where that system's value comes from: "computed
         from the judgements", "given in the file" - a RAGAS export's own column -, "computed
-        from the records" or "none"; decided per system). The ``success`` rows come from
+        from the records" or "none"; decided per system; for a metric with optional inputs, which
+        it used, e.g. "(with answer_similarity)"). The ``success`` rows come from
         ``report.task_success`` (the success rate with its Wilson interval); other metrics have
         no interval (NaN).
     """
@@ -266,7 +267,8 @@ def rag_quality_table(report, metrics: Sequence[str] | None = None) -> pd.DataFr
                          "coverage": float(score.params.get("coverage", np.nan)),
                          "n_defined": int(score.params.get("n_defined", 0)), "n": int(score.params.get("n", 0)),
                          "ci_low": ci[0], "ci_high": ci[1],
-                         "source": str(score.params.get("source", "computed from the records"))})
+                         "source": str(score.params.get("source", "computed from the records"))
+                         + (f" ({score.params['inputs']})" if score.params.get("inputs") else "")})
     return pd.DataFrame(rows, columns=["system", "metric", "mean", "coverage", "n_defined", "n", "ci_low", "ci_high",
                                        "source"])
 

@@ -33,8 +33,10 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import EvalSuiteError
+from .planning import block_bytes_for, estimate_rows, plan_partitions, worker_memory
 from .shards import (
-    _BLOCK_BYTES, _arrow_ids, _check_duplicates, _frame_from_dataframe, _input_frame, _read_shard, shard_paths,
+    _BLOCK_BYTES, _arrow_ids, _check_duplicates, _frame_from_dataframe, _input_frame, _read_shard, pieces,
+    shard_paths,
 )
 
 __all__ = ["evaluate_dask", "shard_paths"]
@@ -142,7 +144,7 @@ def evaluate_dask(qrels, run, metrics: str | Sequence[str] | None = None, querie
                   rel_level: float = 1, *, scheduler=None, partitions: int | None = None, name: str | None = None,
                   duplicates: str = "error", limits=None, progress: bool = False,
                   cluster_options: dict | None = None, shuffle_method: str | None = "tasks",
-                  block_bytes: int = _BLOCK_BYTES, max_docs: int | None = None):
+                  block_bytes: int | None = None, max_docs: int | None = None, on_plan=None):
     """Score a run against qrels on a Dask cluster; the same report as :func:`evalsuite.evaluate`.
 
     Parameters
@@ -162,8 +164,12 @@ def evaluate_dask(qrels, run, metrics: str | Sequence[str] | None = None, querie
         ``{"n_workers": 2, "memory_limit": "4GiB"}``) and closes it afterwards; a string is a
         scheduler address (``tcp://host:8786``); a Client is used as it is.
     partitions : int, optional
-        Partitions of the hash shuffle by query id (default: the number of input partitions,
-        at least the number of workers).
+        Partitions of the hash shuffle by query id. Default: planned from the input files' sizes
+        and the workers' memory (:func:`evalsuite.evaluation.planning.plan_partitions`): enough
+        that evaluating one holds at most an eighth of a worker thread's memory, at least one per
+        thread; for a data frame of unknown size, one per input partition. The plan and its
+        reason are in ``report.params`` (``partitions``, ``partitions_reason``), logged, and
+        passed to ``on_plan``.
     name : str, optional
         Run name (default: the TREC run tag when every shard has the same one, else the
         first shard's file name).
@@ -178,16 +184,21 @@ def evaluate_dask(qrels, run, metrics: str | Sequence[str] | None = None, querie
         Dask's shuffle. "tasks" (default) went through 100 million lines on two 4 GiB workers;
         "p2p" (Dask's own default on a cluster) stalled there at 66 % with workers restarted
         at their memory limit (``benchmarks/README.md``). None: Dask's configured default.
-    block_bytes : int
+    block_bytes : int, optional
         An uncompressed TREC file larger than this is read in blocks of about this many bytes,
-        cut at line breaks (default 128 MiB, some 3.5 million MS MARCO-like lines); a gzip file
+        cut at line breaks (default 128 MiB, some 3.5 million MS MARCO-like lines, or less when
+        reading a block would hold more than a quarter of a worker thread's memory); a gzip file
         or a column format (CSV, Parquet ...) is one input partition.
+    on_plan : callable, optional
+        Called with the :class:`~evalsuite.evaluation.planning.PartitionPlan` before any work is
+        sent to the cluster (the command line prints its reason).
 
     Returns
     -------
     EvaluationReport
         Per-query table and means ``==`` those of :func:`evalsuite.evaluate` on the same data,
-        whatever ``partitions``; ``params`` also has ``engine`` and ``partitions``.
+        whatever ``partitions``; ``params`` also has ``engine``, ``partitions`` and
+        ``partitions_reason``.
 
     Raises
     ------
@@ -230,22 +241,32 @@ def evaluate_dask(qrels, run, metrics: str | Sequence[str] | None = None, querie
     if partitions is not None and (not isinstance(partitions, int) or partitions < 1):
         raise EvalSuiteError("partitions must be a whole number >= 1", field="partitions", value=partitions)
 
-    run_in, run_meta = _input_frame(run, "run", block_bytes)
-    qrels_in, qrels_meta = _input_frame(qrels, "qrels", block_bytes)
+    run_in, run_meta = _input_frame(run, "run", None)  # files found (or refused) before a cluster starts
+    qrels_in, qrels_meta = _input_frame(qrels, "qrels", None)
 
     with _client(scheduler, cluster_options) as client:
-        n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+        memory_per_thread, n_workers, n_threads = worker_memory(client)
+        blocks = block_bytes if block_bytes is not None else block_bytes_for(memory_per_thread, _BLOCK_BYTES)
+        run_in = pieces(run_in, blocks) if isinstance(run_in, list) else run_in
+        qrels_in = pieces(qrels_in, blocks) if isinstance(qrels_in, list) else qrels_in
         n_in = len(run_in) if isinstance(run_in, list) else run_in.npartitions
-        n_parts = partitions or max(n_in, n_workers)
+        rows, row_bytes, largest = estimate_rows(run_in, "run") if isinstance(run_in, list) else (None, None, 0)
+        what = ("input partitions" if not isinstance(run_in, list) else
+                "shards" if all(isinstance(p, str) for p in run_in) else "shards and blocks")
+        plan = plan_partitions(partitions, n_in, rows, row_bytes, memory_per_thread, n_workers, n_threads, largest,
+                               what)
+        n_parts = plan.partitions
+        log.info("dask: %s", plan.reason)
+        if on_plan is not None:
+            on_plan(plan)
 
         def build(inp, meta, kind):
             if isinstance(inp, list):
                 sources = list(inp)
-                pairs = [dask.delayed(_read_shard, nout=2, pure=True)(p, i, kind, limits, n_parts)
-                         for i, p in enumerate(inp)]
+                pairs = [dask.delayed(_read_shard, nout=2, pure=True)(p, i, kind, limits) for i, p in enumerate(inp)]
                 frame = dd.from_delayed([p[0] for p in pairs], meta=meta, verify_meta=False)
                 return frame, sources, [p[1] for p in pairs]
-            frame, sources, infos = _frame_from_dataframe(inp, kind, n_parts)
+            frame, sources, infos = _frame_from_dataframe(inp, kind)
             return frame, sources, infos
 
         run_frame, run_sources, run_infos = build(run_in, run_meta, "run")
@@ -270,10 +291,10 @@ def evaluate_dask(qrels, run, metrics: str | Sequence[str] | None = None, querie
             log.info("dask: %d/%d partitions evaluated", done, len(tasks))
         results = client.gather(futures)
     parts, run_infos, qrels_infos = results[:len(tasks)], results[-2], results[-1]
-    return _assemble(parts, run_infos, qrels_infos, specs, queries, rel_level, n_parts, name, run, qrels, max_docs)
+    return _assemble(parts, run_infos, qrels_infos, specs, queries, rel_level, plan, name, run, qrels, max_docs)
 
 
-def _assemble(parts, run_infos, qrels_infos, specs, queries, rel_level, n_parts, name, run, qrels, max_docs):
+def _assemble(parts, run_infos, qrels_infos, specs, queries, rel_level, plan, name, run, qrels, max_docs):
     """The report, from the partitions' results, by the single-machine evaluate()'s own query
     policy and report assembly (so the words and the corpus values are the same too)."""
     from .report import build_report, queries_to_evaluate
@@ -310,4 +331,4 @@ def _assemble(parts, run_infos, qrels_infos, specs, queries, rel_level, n_parts,
                             "max_docs": max_docs, "run_name": run_name,
                             "run_source": os.fspath(run) if isinstance(run, (str, os.PathLike)) else "data frame",
                             "qrels_source": os.fspath(qrels) if isinstance(qrels, (str, os.PathLike)) else "qrels",
-                            "engine": "dask", "partitions": n_parts})
+                            "engine": "dask", "partitions": plan.partitions, "partitions_reason": plan.reason})

@@ -17,7 +17,10 @@ from ..io.run_qrels import Qrels, Run
 from ..metrics.ranking_kernel import JudgedRanking, compute_metrics
 from ..utils.checks import check_rel_level, ranks_from_counts
 from ..utils.keys import group_keys, strings_equal
-from .report import DEFAULT_METRICS, QUERY_POLICIES, EvaluationReport, build_report, parse_metrics, queries_to_evaluate
+from .report import (
+    DEFAULT_METRICS, QUERY_POLICIES, EvaluationReport, build_report, invisible_id_warnings, parse_metrics,
+    queries_to_evaluate,
+)
 
 __all__ = ["evaluate_local", "as_qrels", "as_run"]
 
@@ -113,7 +116,15 @@ def evaluate_local(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, q
     run_ids = run.query_ids
     run_set = set(run_ids.tolist())
     warnings = [*(f"run: {w}" for w in run.warnings), *(f"qrels: {w}" for w in qrels.warnings)]
-    eval_ids, dropped = queries_to_evaluate(run_set, set(qrels_ids.tolist()), queries, warnings)
+    query_twins = invisible_id_warnings("query", pa.array(run_ids.tolist(), pa.string()),
+                                        pa.array(qrels_ids.tolist(), pa.string()))
+    warnings += query_twins + invisible_id_warnings("doc", run.doc_ids, qrels.doc_ids)
+    try:
+        eval_ids, dropped = queries_to_evaluate(run_set, set(qrels_ids.tolist()), queries, warnings)
+    except EvalSuiteError as exc:
+        if not query_twins:
+            raise
+        raise EvalSuiteError(f"{exc.reason}; {query_twins[0]}", field=exc.field) from None
     defaulted = sorted(set(eval_ids) - run_set)
     eval_index = pd.Index(eval_ids)
 

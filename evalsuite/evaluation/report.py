@@ -17,11 +17,12 @@ from ..metrics.registry import DEFAULTS, METRICS
 from ..errors import EvalSuiteError
 from ..metrics.names import MetricSpec, parse_metric
 from ..utils.checks import check_rel_level
+from ..utils.ids import invisible_twins
 from ..metrics.ranking_kernel import CONVENTIONS, corpus_value
 from ..score import Score
 
 __all__ = ["EvaluationReport", "DEFAULT_METRICS", "QUERY_POLICIES", "parse_metrics", "corpus_value", "queries_to_evaluate",
-           "build_report"]
+           "build_report", "invisible_id_warnings"]
 
 DEFAULT_METRICS = DEFAULTS["evaluate"]
 
@@ -190,6 +191,19 @@ def queries_to_evaluate(run_set: set[str], qrels_set: set[str], queries: str,
             field="query_id",
         )
     return eval_ids, dropped
+
+
+def invisible_id_warnings(what: str, run_ids, qrels_ids) -> list[str]:
+    """A warning when ids of the run differ from ids of the qrels only by characters a person cannot
+    see (``'d1\\u00a0'`` against ``'d1'``): they do not match, so the run scores as if it had not
+    retrieved those docs. ``what``: "query" or "doc"; the ids are Arrow string arrays. Shared by
+    the single-machine and the Dask engine (docs/conventions.md: ids are compared byte for byte)."""
+    pairs = invisible_twins(run_ids, qrels_ids)
+    if not pairs:
+        return []
+    shown = "; ".join(f"{a!r} in the run, {b!r} in the qrels" for a, b in pairs)
+    return [f"{what} ids of the run that differ from ids of the qrels only by invisible characters do not match "
+            f"them (ids are compared byte for byte): {shown}"]
 
 
 def build_report(values: Mapping[str, np.ndarray], specs: Sequence[MetricSpec], eval_ids: list[str], *, queries: str,

@@ -13,6 +13,9 @@ worker process that no file can crash, freeze or exhaust.
   Parquet; the parsers are in ``_read_ranked.py``);
 - :mod:`~evalsuite.io.record_files`: ``read_records`` (JSONL, JSON, CSV/TSV, Parquet; RAGAS,
   DeepEval, TruLens, Phoenix, RAGChecker exports) and writing records back;
+- :mod:`~evalsuite.io.judgement_files`: judgement tables and human-label files (the calibration
+  inputs; :class:`~evalsuite.io.judgement_table.JudgementTable`), through the same reader;
+- ``_parquet_size.py``: a Parquet file's decoded size bounded from its page headers;
 - :mod:`~evalsuite.io.traces`: ``read_traces`` (OTLP JSON and protobuf, Phoenix's spans export;
   the Phoenix parser is ``_phoenix_spans.py``, the span values all formats share
   ``_span_values.py``), one record per trace;

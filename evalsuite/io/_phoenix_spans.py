@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 
 from ..errors import EvalSuiteError
 from ..records.traces import Span
+from ._lines import csv_error, long_csv_fields
 from ._reading import decode_or_explain, jsonl_rows, open_parquet, read_parquet_table, repeated_name
 from ._span_values import _Bad, _hex_id, _kind, _spans_error, _status
 from .limits import ReadLimits, check_columns, check_rows, check_text, json_depth_error
@@ -132,7 +133,7 @@ def _phoenix_rows(inp, limits: ReadLimits) -> tuple[list[dict], list[int], str]:
     if data[:4] == b"PAR1":
         import pyarrow as pa
 
-        table = read_parquet_table(open_parquet(data, limits, inp.name), inp.name)
+        table = read_parquet_table(open_parquet(data, limits, inp.name), inp.name, data=data, limits=limits)
         for name in ("start_time", "end_time"):
             if name in table.column_names and pa.types.is_timestamp(table.schema.field(name).type):
                 column = table.column(name).cast(pa.timestamp("ns", tz="UTC")).cast(pa.int64())
@@ -148,24 +149,28 @@ def _phoenix_rows(inp, limits: ReadLimits) -> tuple[list[dict], list[int], str]:
         return rows, lines, "line"
     text = decode_or_explain(data, inp.name)
     reader = csv.reader(io.StringIO(text, newline=""))
-    header = [h.strip() for h in next(reader, [])]
-    check_columns(len(header), limits, inp.name, line=1)
-    if len(header) > 1 and header[0] in header[1:]:  # to_csv wrote the index (context.span_id) first
-        header[0] = "\x00index"
-    repeated = repeated_name(header)
-    if repeated is not None:
-        raise EvalSuiteError(f"the header names column {repeated!r} more than once", source=inp.name, line=1,
-                             field="header", value=repeated)
-    rows, lines = [], []
-    for cells in reader:
-        if not cells or all(not c.strip() for c in cells):
-            continue
-        if len(cells) != len(header):
-            raise EvalSuiteError(f"expected {len(header)} fields as in the header, found {len(cells)}",
-                                 source=inp.name, line=reader.line_num, field="columns")
-        rows.append(dict(zip(header, cells)))
-        lines.append(reader.line_num)
-        check_rows(len(rows), limits, inp.name, "rows")
+    with long_csv_fields():
+        try:
+            header = [h.strip() for h in next(reader, [])]
+            check_columns(len(header), limits, inp.name, line=1)
+            if len(header) > 1 and header[0] in header[1:]:  # to_csv wrote the index (context.span_id) first
+                header[0] = "\x00index"
+            repeated = repeated_name(header)
+            if repeated is not None:
+                raise EvalSuiteError(f"the header names column {repeated!r} more than once", source=inp.name, line=1,
+                                     field="header", value=repeated)
+            rows, lines = [], []
+            for cells in reader:
+                if not cells or all(not c.strip() for c in cells):
+                    continue
+                if len(cells) != len(header):
+                    raise EvalSuiteError(f"expected {len(header)} fields as in the header, found {len(cells)}",
+                                         source=inp.name, line=reader.line_num, field="columns")
+                rows.append(dict(zip(header, cells)))
+                lines.append(reader.line_num)
+                check_rows(len(rows), limits, inp.name, "rows")
+        except csv.Error as exc:
+            raise csv_error(exc, inp.name, max(reader.line_num, 1)) from None
     return rows, lines, "line"
 
 

@@ -13,8 +13,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from ._lines import csv_lines, nonblank_lines
+from ._lines import csv_error, csv_lines, long_csv_fields, nonblank_lines
 from ..errors import EvalSuiteError
+from ..utils.ids import trim_id_array
 from .limits import ReadLimits, check_columns, check_rows
 from .columns import ColumnRoles, column_roles
 from ._reading import (
@@ -106,28 +107,55 @@ def _parse_trec(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
     if inp.size == 0:
         raise EvalSuiteError("the file is empty", source=inp.name)
     separator = _separator(inp)
-    parsed = None if separator is None else _parse_trec_arrow(inp.arrow_source(), kind, separator)
+    parsed = None if separator is None else _parse_trec_arrow(inp.arrow_source(), kind, separator,
+                                                             every_field=not _plain_fields(inp, separator))
     if parsed is not None:
         return parsed
     data = inp.data
     if not _has_comment_or_blank_lines(data):
-        parsed = _parse_trec_arrow(pa.py_buffer(_normalise_whitespace(data)), kind)
+        normalised = _normalise_whitespace(data)  # no two spaces in a row: only bytes outside ASCII can fail
+        parsed = _parse_trec_arrow(pa.py_buffer(normalised), kind, every_field=not normalised.isascii())
         if parsed is not None:
             return parsed
     return _parse_trec_python(inp, kind)
 
 
-def _parse_trec_arrow(source, kind: str, delimiter: str = " ") -> _Parsed | None:
+def _plain_fields(inp: _Input, separator: str, block: int = 1 << 24) -> bool:
+    """Whether no field can be empty or hold text that is not UTF-8: no two separators in a row
+    (the only way a field between two others is empty) and only ASCII bytes. Then the fields
+    read only to check them (Q0, rank, the qrels' iteration) need not be converted."""
+    twice = separator.encode() * 2
+
+    def plain(view) -> bool:
+        for start in range(0, len(view), block):
+            piece = view[start:start + block + 1]  # one byte more: a pair across two blocks is seen
+            if not piece.isascii() or piece.find(twice) != -1:
+                return False
+        return True
+
+    if inp.path is not None and inp._data is None:
+        import mmap
+
+        with open(inp.path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            return plain(view)
+    return plain(inp.data)
+
+
+def _parse_trec_arrow(source, kind: str, delimiter: str = " ", every_field: bool = True) -> _Parsed | None:
     """Fast path for lines separated by single spaces, or single tabs (``delimiter``; ``source``:
-    a pyarrow buffer or memory map).
+    a pyarrow buffer or a file).
 
     Returns None when the result would not be what a whitespace split gives line by line
     (pyarrow rejected a line, a field is empty, a line is blank or starts with '#'); the
-    caller then normalises or explains.
+    caller then normalises or explains. The columns read only to check them (Q0 and rank, the
+    qrels' iteration: not empty, UTF-8) are not converted when ``every_field`` is False: the
+    caller found no two separators in a row and no byte outside ASCII, so neither can fail
+    (their strings were a quarter of the parse's memory).
     """
     ncols, names, _, _ = _trec_layout(kind)
     value_col = names[-1] if kind == "qrels" else "score"
-    text_cols = [c for c in names if c not in ("query_id", value_col, "tag")]
+    text_cols = [c for c in names if c not in ("query_id", value_col, "tag") and (every_field or c == "doc_id")]
+    kept = [c for c in names if c in ("query_id", value_col, "tag") or c in text_cols]
     query_type = pa.dictionary(pa.int32(), pa.string())
     try:
         table = pacsv.read_csv(
@@ -140,7 +168,7 @@ def _parse_trec_arrow(source, kind: str, delimiter: str = " ") -> _Parsed | None
             convert_options=pacsv.ConvertOptions(
                 column_types={"query_id": query_type, value_col: pa.float64(), **{c: pa.string() for c in text_cols},
                               **({"tag": query_type} if kind == "run" else {})},
-                null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False,
+                include_columns=kept, null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False,
             ),
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
@@ -163,8 +191,21 @@ def _parse_trec_arrow(source, kind: str, delimiter: str = " ") -> _Parsed | None
             tag = next(iter(tag_values))
         elif len(tag_values) > 1:
             warnings.append(f"{len(tag_values)} different run tags in one file; read as one run")
-    values = table.column(value_col).combine_chunks().to_numpy(zero_copy_only=False)
-    return _Parsed(table.column("query_id"), table.column("doc_id"), values, tag=tag, warnings=warnings)
+    chunks = table.column(value_col).chunks
+    table = table.drop_columns([value_col])
+    return _Parsed(table.column("query_id"), table.column("doc_id"), _float_blocks(chunks), tag=tag, warnings=warnings)
+
+
+def _float_blocks(chunks: list) -> np.ndarray:
+    """The float64 blocks of a column (``chunks``, emptied) as one array, each block freed once
+    copied: a whole second copy of the column beside the table was the parse's peak."""
+    values = np.empty(sum(len(c) for c in chunks), dtype=np.float64)
+    at = 0
+    for i in range(len(chunks)):
+        block, chunks[i] = chunks[i], None
+        values[at:at + len(block)] = block.to_numpy(zero_copy_only=False)
+        at += len(block)
+    return values
 
 
 _WHITESPACE = str.maketrans("\t\r\v\f", "    ")
@@ -309,8 +350,9 @@ def _numbers(column, field: str, source: str, line_of, line_label="line") -> np.
 
 def _from_table(table: pa.Table, kind: str, source: str, line_of, line_label: str = "line") -> _Parsed:
     roles = column_roles(table.column_names, kind, source)
-    query = _ids_to_string(table.column(roles.query), roles.query, source, line_of, line_label)
-    doc = _ids_to_string(table.column(roles.doc), roles.doc, source, line_of, line_label)
+    # Ids by the one rule of every format (evalsuite.utils.ids): ASCII whitespace off both ends.
+    query = trim_id_array(_ids_to_string(table.column(roles.query), roles.query, source, line_of, line_label))
+    doc = trim_id_array(_ids_to_string(table.column(roles.doc), roles.doc, source, line_of, line_label))
     values = _numbers(table.column(roles.value), roles.value, source, line_of, line_label) if roles.value else None
     ranks = _numbers(table.column(roles.rank), roles.rank, source, line_of, line_label) if roles.rank and values is None else None
     warnings = []
@@ -318,11 +360,6 @@ def _from_table(table: pa.Table, kind: str, source: str, line_of, line_label: st
     if extra:
         warnings.append(f"columns not used: {', '.join(map(str, extra))}")
     return _Parsed(query, doc, values, ranks, line_of=line_of, warnings=warnings, line_label=line_label)
-
-
-def _trim_ids(column: pa.ChunkedArray) -> pa.ChunkedArray:
-    """Ids without surrounding whitespace, as header cells are (``q1, d1, 2.0`` names doc ``d1``)."""
-    return pc.utf8_trim_whitespace(column)
 
 
 def _parse_delimited(inp: _Input, kind: str, delimiter: str, limits: ReadLimits) -> _Parsed:
@@ -361,8 +398,6 @@ def _parse_delimited(inp: _Input, kind: str, delimiter: str, limits: ReadLimits)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             _explain_delimited(inp, delimiter, header, roles, exc)
             raise  # _explain_delimited always raises
-    table = table.set_column(table.column_names.index(roles.query), roles.query, _trim_ids(table.column(roles.query)))
-    table = table.set_column(table.column_names.index(roles.doc), roles.doc, _trim_ids(table.column(roles.doc)))
     return _from_table(table, kind, inp.name, csv_lines(data, delimiter))
 
 
@@ -372,18 +407,22 @@ def _explain_delimited(inp: _Input, delimiter: str, header: list[str], roles: Co
 
     text = decode_or_explain(inp.data, inp.name)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    next(reader, None)
     numeric = {c for c in (roles.value, roles.rank) if c}
-    for row in reader:
-        number = reader.line_num
-        if not row:
-            continue
-        if len(row) != len(header):
-            raise EvalSuiteError(f"expected {len(header)} fields as in the header, found {len(row)}", source=inp.name,
-                                 line=number, field="columns", value=delimiter.join(row)) from None
-        for col, value in zip(header, row):
-            if col in numeric and not _NUMBER.fullmatch(value.strip(_BLANKS)):
-                raise EvalSuiteError("not a number", source=inp.name, line=number, field=col, value=value) from None
+    with long_csv_fields():
+        try:
+            next(reader, None)
+            for row in reader:
+                number = reader.line_num
+                if not row:
+                    continue
+                if len(row) != len(header):
+                    raise EvalSuiteError(f"expected {len(header)} fields as in the header, found {len(row)}",
+                                         source=inp.name, line=number, field="columns", value=delimiter.join(row))
+                for col, value in zip(header, row):
+                    if col in numeric and not _NUMBER.fullmatch(value.strip(_BLANKS)):
+                        raise EvalSuiteError("not a number", source=inp.name, line=number, field=col, value=value)
+        except csv.Error as error:
+            raise csv_error(error, inp.name, max(reader.line_num, 1)) from None
     raise EvalSuiteError(f"could not be parsed as {'TSV' if delimiter == chr(9) else 'CSV'}: {exc}", source=inp.name) from None
 
 
@@ -400,8 +439,8 @@ def _parse_parquet(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
     names = parquet.schema_arrow.names
     roles = column_roles(names, kind, inp.name)
     used = [c for c in dict.fromkeys((roles.query, roles.doc, roles.value, roles.rank)) if c]
-    parsed = _from_table(read_parquet_table(parquet, inp.name, used), kind, inp.name, lambda row: row + 1,
-                         line_label="row")
+    parsed = _from_table(read_parquet_table(parquet, inp.name, used, data=inp.data, limits=limits), kind, inp.name,
+                         lambda row: row + 1, line_label="row")
     extra = [c for c in names if c not in used]
     parsed.warnings = [f"columns not used: {', '.join(map(str, extra))}"] if extra else []
     return parsed
@@ -411,7 +450,7 @@ def _parse_json(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
     text = decode_or_explain(inp.data, inp.name)
     if not text.strip():
         raise EvalSuiteError("the file is empty", source=inp.name)
-    document = json_load(text, inp.name)
+    document = json_load(text, inp.name, limits=limits)
     if isinstance(document, list):
         check_rows(len(document), limits, inp.name, "items")
         return _rows_to_parsed(document, inp.name, kind, lambda row: None, "item", limits)
@@ -432,8 +471,8 @@ def _parse_json(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
             queries.append(qid)
             docs.append(doc)
             values.append(number)
-    return _Parsed(pa.array(queries, pa.string()), pa.array(docs, pa.string()), np.array(values, dtype=np.float64),
-                   line_of=lambda row: None, raw=lambda row: values[row])
+    return _Parsed(trim_id_array(pa.array(queries, pa.string())), trim_id_array(pa.array(docs, pa.string())),
+                   np.array(values, dtype=np.float64), line_of=lambda row: None, raw=lambda row: values[row])
 
 
 def _rows_to_parsed(rows: list, name: str, kind: str, line_of, label: str, limits: ReadLimits) -> _Parsed:

@@ -38,6 +38,10 @@ def _answer(request: dict):
         return read_run(source, source_name=request["name"], limits=limits, **options)
     if kind == "qrels":
         return read_qrels(source, source_name=request["name"], limits=limits, **options)
+    if kind == "judgements":
+        from .judgement_files import read_judgement_table
+
+        return read_judgement_table(source, source_name=request["name"], limits=limits, **options)
     if kind == "latency_table":
         from .latency_tables import read_latency_table
 
@@ -62,7 +66,7 @@ def main() -> None:
     from .isolation import error_fields, read_frame, serialise, write_frame
     # The readers and what they load (pyarrow, pandas) are imported before saying ready: the
     # imports are paid once, outside the first file's time limit (`import evalsuite` is lazy).
-    from . import record_files, run_files, traces  # noqa: F401
+    from . import judgement_files, record_files, run_files, traces  # noqa: F401
 
     def reply(header: dict) -> None:
         write_frame(stdout, json.dumps(header).encode("utf-8"))

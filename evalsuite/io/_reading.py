@@ -4,6 +4,7 @@ JSON, JSONL and Parquet primitives (the run/qrels readers are in ``run_files`` a
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -64,9 +65,9 @@ def is_number_text(text: str) -> bool:
 class _Input:
     """One input file: its name for messages and its bytes, read only when needed.
 
-    A plain (not gzip, no byte-order mark) file given by path is handed to pyarrow as a memory
-    map, so the fast path never copies the file into Python; ``data`` reads it on demand for the
-    slower paths.
+    A plain (not gzip, no byte-order mark) file given by path is handed to pyarrow as a file to
+    stream, so the fast path never copies the file into Python; ``data`` reads it on demand for
+    the slower paths.
     """
 
     def __init__(self, name: str, ext_name: str, data: bytes | None = None, path: str | None = None,
@@ -84,9 +85,14 @@ class _Input:
         return self._data
 
     def arrow_source(self):
-        """Something pyarrow reads without a copy: a memory map of the file, or the bytes."""
+        """Something pyarrow reads: the file as a stream (read a block at a time), or the bytes.
+
+        Not a memory map: the pages of a mapped file count in the process's resident memory
+        once touched, so mapping a 238 MiB run raised the peak of ``read_run`` by about as much
+        (``benchmarks/README.md``, memory); a stream holds a few blocks.
+        """
         if self._data is None:
-            return pa.memory_map(self.path)
+            return pa.OSFile(self.path)
         return pa.py_buffer(self._data)
 
     def release(self) -> None:
@@ -296,17 +302,33 @@ def open_parquet(data: bytes, limits: ReadLimits, source: str):
         check_columns(meta.num_columns, limits, source, line_label="row")
         check_rows(meta.num_rows, limits, source, "rows")
         unpacked = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+        names = parquet.schema_arrow.names
     except (pa.ArrowException, OSError) as exc:
         raise EvalSuiteError(f"not a readable Parquet file ({exc})", source=source) from None
     if unpacked > limits.max_bytes:
         raise too_large(unpacked, limits, source, "the uncompressed data")
+    repeated = repeated_name(names)
+    if repeated is not None:  # pyarrow reads the file, then a column by name is ambiguous
+        raise EvalSuiteError(f"the file names column {repeated!r} more than once", source=source, field="columns",
+                             value=", ".join(map(str, names)))
     return parquet
 
 
-def read_parquet_table(parquet, source: str, columns: list[str] | None = None) -> pa.Table:
-    """Read (some columns of) an opened Parquet file, fully validated (UTF-8 of strings too)."""
+def read_parquet_table(parquet, source: str, columns: list[str] | None = None, *, data=None,
+                       limits: ReadLimits | None = None) -> pa.Table:
+    """Read (some columns of) an opened Parquet file, fully validated (UTF-8 of strings too).
+
+    With ``data`` (the file's bytes) the columns are decoded only when their decoded size, bounded
+    from the page headers (dictionary and run-length encodings counted), is within
+    ``limits.max_bytes`` (:mod:`evalsuite.io._parquet_size`).
+    """
+    from ._parquet_size import read_within_budget
+
     try:
-        table = parquet.read(columns=columns)
+        if data is not None:
+            table = read_within_budget(parquet, data, columns, check_limits(limits), source)
+        else:
+            table = parquet.read(columns=columns)
         table.validate(full=True)
     except (pa.ArrowException, OSError) as exc:
         raise EvalSuiteError(f"not a readable Parquet file ({exc})", source=source) from None
@@ -327,12 +349,48 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict:
     return out
 
 
-def json_load(text: str, name: str, line_offset: int | None = None):
+class LongNumber(ValueError):
+    """An integer in JSON with more digits than ``max_number_digits``."""
+
+    def __init__(self, text: str, limit: int) -> None:
+        super().__init__(f"an integer of {len(text.lstrip('-')):,} digits (limit max_number_digits={limit})")
+        self.text = text
+
+
+@functools.lru_cache(maxsize=8)
+def _int_parser(limit: int):
+    """``parse_int`` for json: an integer's digits are counted before ``int()`` sees them (Python's
+    int() of a long digit string is slow, and refuses more than 4,300 digits with a ValueError)."""
+    def parse(text: str) -> int:
+        if len(text) > limit and len(text.lstrip("-")) > limit:
+            raise LongNumber(text, limit)
+        return int(text)
+
+    return parse
+
+
+def json_loads(text: str, limits: ReadLimits | None = None, **options):
+    """``json.loads`` with the readers' rules: NaN and Infinity refused, a key twice in one object
+    refused, integers of at most ``limits.max_number_digits`` digits (ValueError otherwise)."""
+    settings = {"parse_constant": _reject_constant, "object_pairs_hook": unique_keys,
+                "parse_int": _int_parser(check_limits(limits).max_number_digits), **options}
+    return json.loads(text, **settings)
+
+
+def _number_line(text: str, literal: str, line_offset: int | None) -> int | None:
+    at = text.find(literal)
+    return None if at < 0 else text.count("\n", 0, at) + 1 + (line_offset or 0)
+
+
+def json_load(text: str, name: str, line_offset: int | None = None, limits: ReadLimits | None = None):
     """Parse one JSON text (a whole document, or one JSONL line starting after ``line_offset``
     lines); every problem is an EvalSuiteError naming the line where it can be known."""
     line = None if line_offset is None else line_offset + 1  # the line of a whole-line problem
     try:
-        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=unique_keys)
+        return json_loads(text, limits)
+    except LongNumber as exc:
+        raise EvalSuiteError(str(exc), source=name, line=_number_line(text, exc.text, line_offset), field="number",
+                             value=exc.text[:20] + "...") from None
     except json.JSONDecodeError as exc:
         raise EvalSuiteError(f"invalid JSON: {exc.msg} (column {exc.colno})", source=name,
                              line=exc.lineno + (line_offset or 0), field="json",
@@ -382,7 +440,7 @@ def valid_table(table: pa.Table, data: bytes, lines_of_rows=None) -> pa.Table:
             except pa.ArrowInvalid:
                 if lines is None:
                     lines = data.split(b"\n")
-                chunk = pa.array([json.loads(lines[lines_of_rows(start + i) - 1]).get(name) for i in range(len(chunk))],
+                chunk = pa.array([json_loads(lines[lines_of_rows(start + i) - 1]).get(name) for i in range(len(chunk))],
                                  type=chunk.type)
             chunks.append(chunk)
             start += len(chunk)
@@ -407,8 +465,8 @@ def jsonl_table(data: bytes, limits: ReadLimits, source: str) -> pa.Table | None
     try:
         table = valid_table(pajson.read_json(pa.BufferReader(pa.py_buffer(data))), data)
         names = table.column_names
-    except (pa.ArrowException, UnicodeDecodeError):
-        return None
+    except (pa.ArrowException, UnicodeDecodeError, ValueError, RecursionError):
+        return None  # the line-by-line reader names the line
     check_columns(len(names), limits, source)
     if not _read_as_written(table, data):
         return None
@@ -459,7 +517,7 @@ def jsonl_rows(data: bytes, limits: ReadLimits, source: str) -> tuple[list, list
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        row = json_load(line, source, line_offset=number - 1)
+        row = json_load(line, source, line_offset=number - 1, limits=limits)
         if isinstance(row, dict):
             keys.update(row)
             if len(keys) > limits.max_columns:

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import EvalSuiteError
+from ..utils.ids import trim_id_array
 from ._reading import _DOC_COLUMNS, _GRADE_COLUMNS, _QUERY_COLUMNS, _RANK_COLUMNS, _SCORE_COLUMNS, _normal
 
 if TYPE_CHECKING:  # pandas is imported where a data frame is read, not at import
@@ -55,13 +56,14 @@ def nested_columns(mapping, what: str, value_name: str) -> tuple[pa.Array, pa.Ar
         raise EvalSuiteError(f"{article} must be a mapping {{query_id: {{doc_id: {value_name}}}}}", field=what,
                              value=type(mapping).__name__)
     q, d, v = _flatten_nested(mapping, what, value_name)
-    return _strings(q, what), _strings(d, what), np.asarray(v, dtype=np.float64)
+    # The one id rule of every reader (evalsuite.utils.ids), so a dict and a file agree.
+    return trim_id_array(_strings(q, what)), trim_id_array(_strings(d, what)), np.asarray(v, dtype=np.float64)
 
 
 def frame_columns(frame, query_col: str, doc_col: str, value_col: str, value_name: str):
     """Query ids, doc ids and values of a data frame's three columns."""
     q, d = _id_columns(frame, query_col, doc_col)
-    return q, d, _numeric_column(frame, value_col, value_name)
+    return trim_id_array(q), trim_id_array(d), _numeric_column(frame, value_col, value_name)
 
 
 def _encodable(text: str) -> bool:

@@ -45,20 +45,16 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import EvalSuiteError, ReaderStopped
-from .limits import MIB, check_limits, size_text
+from .limits import DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_S, MIB, check_limits, size_text
 
 __all__ = ["read_isolated", "ReaderPool", "default_pool", "set_default_pool", "DEFAULT_TIMEOUT_S",
            "DEFAULT_MEMORY_BYTES", "DEFAULT_WORKERS"]
 
-DEFAULT_TIMEOUT_S = 60.0
-# Reading a 7-million-line run (238 MiB) peaks near 0.9 GiB in a worker; 6 GiB leaves room for
-# the largest file the default limits admit while keeping two workers far below 24 GiB.
-DEFAULT_MEMORY_BYTES = 6 * 1024 * MIB
 DEFAULT_WORKERS = 2
 
 _STARTUP_S = 60.0  # a worker's imports on a loaded machine
 _FRAME = struct.Struct("<Q")
-_KINDS = ("run", "qrels", "records", "traces", "latency_table")
+_KINDS = ("run", "qrels", "records", "judgements", "traces", "latency_table")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -103,10 +99,15 @@ def serialise(result, prefix: str) -> tuple[dict, int]:
 
     Returns a JSON-safe header describing it and the number of files written.
     """
+    from .judgement_table import JudgementTable
     from .run_qrels import Qrels, Run
     from ..records.table import Records
 
-    if isinstance(result, (Run, Qrels)):
+    if isinstance(result, JudgementTable):
+        tables = [result.table]
+        header = {"type": "judgements", "source": result.source, "role": result.role,
+                  "warnings": list(result.warnings)}
+    elif isinstance(result, (Run, Qrels)):
         values = result.scores if isinstance(result, Run) else result.grades
         tables = [
             pa.table({"doc_id": result.doc_ids, "doc_key": pa.array(result.doc_keys, pa.uint64()),
@@ -139,6 +140,10 @@ def deserialise(header: dict, prefix: str, parts: int):
 
     tables = [_read_ipc(f"{prefix}.{i}") for i in range(parts)]
     kind = header["type"]
+    if kind == "judgements" and parts == 1:
+        from .judgement_table import JudgementTable
+
+        return JudgementTable(tables[0], source=header["source"], role=header["role"], warnings=header["warnings"])
     if kind in ("run", "qrels") and parts == 3:
         rows, queries, offsets = tables
         query_ids = np.array(queries.column("query_id").to_pylist(), dtype=object)
@@ -365,7 +370,7 @@ class ReaderPool:
             raise _Stopped("crashed", "the reader process did not start")
         worker.ready = True
 
-    def _receive(self, worker: _Worker, deadline: float) -> bytes:
+    def _receive(self, worker: _Worker, deadline: float, memory_cap: int | None = None) -> bytes:
         """One frame from the worker, watching the clock and the worker's memory while waiting."""
         fd = worker.process.stdout.fileno()
         buffer = worker.buffer
@@ -382,7 +387,7 @@ class ReaderPool:
                 raise _Stopped("timeout")
             ready, _, _ = select.select([fd], [], [], min(left, 0.05))
             if not ready:
-                if _resident_bytes(worker.process.pid) > self.memory_bytes:
+                if _resident_bytes(worker.process.pid) > (memory_cap or self.memory_bytes):
                     raise _Stopped("memory")
                 continue
             want = (_FRAME.size + size - len(buffer)) if size is not None else _FRAME.size
@@ -392,7 +397,7 @@ class ReaderPool:
             buffer += piece
 
     def read(self, kind: str, data: bytes | None, source_name: str, *, path: str | None = None, **options) -> Any:
-        """Parse ``data`` (or the file at ``path``) as ``kind`` ("run", "qrels", "records", "traces") in a worker.
+        """Parse ``data`` (or the file at ``path``) as ``kind`` (one of ``_KINDS``) in a worker.
 
         ``options`` are the reader's keyword arguments (format, limits, name, duplicates,
         system, failure_stages). Returns what the in-process reader returns; raises what it
@@ -400,8 +405,11 @@ class ReaderPool:
         """
         if kind not in _KINDS:
             raise EvalSuiteError(f"unknown kind of file; use one of {', '.join(_KINDS)}", field="kind", value=kind)
-        limits = options.pop("limits", None)
-        deadline = time.monotonic() + self.timeout_s
+        limits = check_limits(options.pop("limits", None))
+        # The read's own bounds (ReadLimits.timeout_s, memory_bytes) where it has them, else the pool's.
+        timeout_s = float(limits.timeout_s) if limits.timeout_s is not None else self.timeout_s
+        memory_cap = limits.memory_bytes if limits.memory_bytes is not None else self.memory_bytes
+        deadline = time.monotonic() + timeout_s
         # Bytes go to the worker as a file in a private folder (on tmpfs where there is one), which
         # it memory-maps as it does any file given by path; results come back the same way.
         prefix = os.path.join(self._folder(), secrets.token_hex(12))
@@ -410,20 +418,20 @@ class ReaderPool:
             with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as handle:
                 handle.write(data)
         request = {"kind": kind, "name": source_name, "path": path, "output": prefix,
-                   "limits": asdict(check_limits(limits)), "options": options}
+                   "limits": asdict(limits.in_process()), "options": options}
         worker = None
         healthy = False
         try:
             worker = self._take(deadline)
             # Starting a worker (imports) does not count against the file's time.
             self._await_ready(worker, time.monotonic() + _STARTUP_S)
-            deadline = time.monotonic() + self.timeout_s
+            deadline = time.monotonic() + timeout_s
             try:
                 write_frame(worker.process.stdin, json.dumps(request).encode("utf-8"))
                 worker.process.stdin.flush()
             except (BrokenPipeError, OSError):
                 raise _Stopped("crashed") from None
-            reply = json.loads(self._receive(worker, deadline))
+            reply = json.loads(self._receive(worker, deadline, memory_cap))
             if reply.get("ok"):
                 healthy = True
                 return deserialise(reply["result"], prefix, int(reply["parts"]))
@@ -432,7 +440,7 @@ class ReaderPool:
                 raise _Stopped("memory")
             raise rebuild_error(reply["error"])
         except _Stopped as stop:
-            raise self._stopped(stop, worker, source_name) from None
+            raise self._stopped(stop, worker, source_name, timeout_s, memory_cap) from None
         finally:
             if worker is not None:
                 self._give_back(worker, healthy)
@@ -454,10 +462,12 @@ class ReaderPool:
                 atexit.register(shutil.rmtree, self._dir, ignore_errors=True)
             return self._dir
 
-    def _stopped(self, stop: _Stopped, worker: _Worker | None, name: str) -> EvalSuiteError:
-        limit = size_text(self.memory_bytes)
+    def _stopped(self, stop: _Stopped, worker: _Worker | None, name: str, timeout_s: float | None = None,
+                 memory_cap: int | None = None) -> EvalSuiteError:
+        timeout_s = self.timeout_s if timeout_s is None else timeout_s
+        limit = size_text(self.memory_bytes if memory_cap is None else memory_cap)
         if stop.how == "timeout":
-            return ReaderStopped(f"reading took longer than {self.timeout_s:g} s and was stopped; the file is too large "
+            return ReaderStopped(f"reading took longer than {timeout_s:g} s and was stopped; the file is too large "
                                  "or too complex for this server (try a smaller file, or raise the time limit)",
                                  how="timeout", source=name)
         if stop.how == "memory":
@@ -465,7 +475,7 @@ class ReaderPool:
                                  "for this server (try a smaller file, or raise the memory cap)", how="memory",
                                  source=name)
         if stop.how == "busy":
-            return ReaderStopped(f"all {self.size} readers were busy with other files for {self.timeout_s:g} s; "
+            return ReaderStopped(f"all {self.size} readers were busy with other files for {timeout_s:g} s; "
                                  "try again in a moment", how="timeout", source=name)
         detail = ""
         if worker is not None:
@@ -543,9 +553,13 @@ def read_isolated(kind: str, path_or_buffer, source_name: str | None = None, *, 
 
     Parameters
     ----------
-    kind : {"run", "qrels", "records", "traces"}
+    kind : {"run", "qrels", "records", "judgements", "traces", "latency_table"}
         Which reader: :func:`evalsuite.read_run`, :func:`evalsuite.read_qrels`,
-        :func:`evalsuite.read_records` or :func:`evalsuite.read_traces`.
+        :func:`evalsuite.read_records`,
+        :func:`evalsuite.io.judgement_files.read_judgement_table` (judgement tables and human
+        labels), :func:`evalsuite.read_traces` or
+        :func:`evalsuite.io.latency_tables.read_latency_table`. A new reader joins with its kind
+        here, a branch of the worker's ``_answer`` and of :func:`serialise` / :func:`deserialise`.
     path_or_buffer : path, bytes or binary file object
         The file. A path is opened by the worker; bytes are sent to it.
     source_name : str, optional

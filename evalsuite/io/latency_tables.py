@@ -24,6 +24,7 @@ import re
 import pandas as pd
 
 from ..errors import EvalSuiteError, reading_errors
+from ._lines import csv_error, long_csv_fields
 from ._reading import PathOrBuffer, _load, _shown_name, decode_or_explain, json_load
 from ._latency_table import LATENCY_TABLE_COLUMNS, LatencyTable
 from .limits import ReadLimits, check_columns, check_limits, check_rows, check_text, json_depth_error
@@ -85,17 +86,21 @@ def _float(value, source: str, line, field: str) -> float:
 
 def _rows_of_csv(text: str, source: str, limits: ReadLimits) -> tuple[list[str], list[tuple[int, dict]]]:
     reader = csv.reader(io.StringIO(text, newline=""))
-    header = [h.strip() for h in next(reader, [])]
-    check_columns(len(header), limits, source, line=1)
-    rows = []
-    for cells in reader:
-        if not cells or all(not c.strip() for c in cells):
-            continue
-        if len(cells) != len(header):
-            raise EvalSuiteError(f"expected {len(header)} fields as in the header, found {len(cells)}", source=source,
-                                 line=reader.line_num, field="columns")
-        rows.append((reader.line_num, dict(zip(header, cells))))
-        check_rows(len(rows), limits, source, "rows")
+    with long_csv_fields():
+        try:
+            header = [h.strip() for h in next(reader, [])]
+            check_columns(len(header), limits, source, line=1)
+            rows = []
+            for cells in reader:
+                if not cells or all(not c.strip() for c in cells):
+                    continue
+                if len(cells) != len(header):
+                    raise EvalSuiteError(f"expected {len(header)} fields as in the header, found {len(cells)}", source=source,
+                                         line=reader.line_num, field="columns")
+                rows.append((reader.line_num, dict(zip(header, cells))))
+                check_rows(len(rows), limits, source, "rows")
+        except csv.Error as exc:
+            raise csv_error(exc, source, max(reader.line_num, 1)) from None
     return header, rows
 
 
@@ -193,7 +198,7 @@ def read_latency_table(path_or_buffer: PathOrBuffer, *, source_name: str | None 
     >>> table.tool, table.table.loc[0, "unit"], [float(table.table.loc[0, c]) for c in ("p50", "p99")]
     ('evalsuite', 'ms', [1000.0, 3000.0])
     """
-    if isolate:
+    if isolate or check_limits(limits).bounded:
         from .isolation import read_isolated
 
         return read_isolated("latency_table", path_or_buffer, source_name, limits=limits, system=system)

@@ -27,13 +27,15 @@ from ..records.schema import field_kind
 from ..records.table import Records, map_columns, records_from_rows, records_from_table, require_record_fields
 from ..records.validation import RowError
 from ..records.vendors import deepeval_rows, deepeval_score_keys, python_list_literal
-from ._lines import nonblank_lines
+from ..utils.ids import trim_id
+from ._lines import csv_error, long_csv_fields, nonblank_lines
 from .latency_tables import detect_latency_table, percentile_columns
 from ._reading import (
-    PathOrBuffer, _load, _shown_name, check_input, json_load, jsonl_rows, jsonl_table, open_parquet,
-    read_parquet_table, repeated_name, unique_keys,
+    LongNumber, PathOrBuffer, _load, _shown_name, check_input, json_load, json_loads, jsonl_rows, jsonl_table,
+    open_parquet, read_parquet_table, repeated_name,
 )
 from .limits import ReadLimits, check_columns, check_limits, check_rows
+from .output_files import atomic_output, check_output_path
 
 __all__ = ["read_records", "detect_records_format", "write_records", "check_output", "OUTPUT_SUFFIXES"]
 
@@ -45,9 +47,11 @@ def _parse_json_cell(text, row: int, name: str):
     if stripped == "":
         return None
     try:
-        return json.loads(stripped, object_pairs_hook=unique_keys)
+        return json_loads(stripped, parse_constant=float)  # NaN in a list cell, as json.dumps writes it
     except RecursionError:
         raise RowError(row, name, text[:80], "JSON nested too deeply to read") from None
+    except LongNumber as exc:
+        raise RowError(row, name, text[:80], str(exc)) from None
     except ValueError:
         # pandas' to_csv (RAGAS's documented export) writes list cells as Python reprs.
         value = python_list_literal(stripped) if stripped.startswith("[") else None
@@ -69,7 +73,7 @@ def _csv_value(text, kind: str, row: int, name: str):
         except ValueError:
             raise RowError(row, name, text, "must be a number") from None
     if kind == "id":
-        return text.strip()  # as the header cells are trimmed: " q1" names query q1
+        return trim_id(text)  # the one id rule of every format: " q1" names query q1
     if kind == "flag":
         lowered = text.strip().lower()
         if lowered in ("true", "1", "yes"):
@@ -83,6 +87,14 @@ def _csv_value(text, kind: str, row: int, name: str):
 def _read_delimited(inp, delimiter: str, system, failure_stages, limits: ReadLimits) -> Records:
     text = inp.data.decode("utf-8") if isinstance(inp.data, bytes) else inp.data
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    with long_csv_fields():
+        try:
+            return _delimited_records(inp, reader, delimiter, system, failure_stages, limits)
+        except csv.Error as exc:
+            raise csv_error(exc, inp.name, max(reader.line_num, 1)) from None
+
+
+def _delimited_records(inp, reader, delimiter: str, system, failure_stages, limits: ReadLimits) -> Records:
     header = next(reader, None)
     if not header:
         raise EvalSuiteError("the file is empty", source=inp.name)
@@ -140,7 +152,7 @@ def _read_jsonl(inp, system, failure_stages, limits: ReadLimits) -> Records:
 
 
 def _read_json(inp, system, failure_stages, limits: ReadLimits) -> Records:
-    document = json_load(inp.data.decode("utf-8"), inp.name)
+    document = json_load(inp.data.decode("utf-8"), inp.name, limits=limits)
     scores: list[str] = []
     if isinstance(document, dict) and isinstance(document.get("results"), list):
         document = document["results"]  # RAGChecker's input/output files
@@ -189,7 +201,7 @@ def _pandas_json_rows(document: dict, source: str):
 
 
 def _read_parquet(inp, system, failure_stages, limits: ReadLimits) -> Records:
-    table = read_parquet_table(open_parquet(inp.data, limits, inp.name), inp.name)
+    table = read_parquet_table(open_parquet(inp.data, limits, inp.name), inp.name, data=inp.data, limits=limits)
     index = [c for c in table.column_names if c.startswith("__index_level_")]
     if index:  # a pandas index pyarrow stored as a column (to_parquet of a non-default index)
         table = table.drop_columns(index)
@@ -267,7 +279,8 @@ def read_records(path_or_buffer: PathOrBuffer, format: str | None = None, *, sou
     failure_stages : sequence of str
         Allowed ``failure_stage`` labels (matched case-insensitively).
     limits : ReadLimits, optional
-        Bytes, lines, line length, columns and JSON nesting the file may have.
+        Bytes, lines, line length, columns, JSON nesting and integer digits the file may have;
+        with a time or memory bound the file is read in a worker process (as ``isolate``).
     isolate : bool
         Parse in a worker process with a time and memory cap (as the dashboard does); see
         :func:`evalsuite.io.isolation.read_isolated`.
@@ -300,7 +313,7 @@ def read_records(path_or_buffer: PathOrBuffer, format: str | None = None, *, sou
     >>> records.systems, len(records)
     (['rag'], 1)
     """
-    if isolate:
+    if isolate or check_limits(limits).bounded:
         from .isolation import read_isolated
 
         return read_isolated("records", path_or_buffer, source_name, format=format, limits=limits, system=system,
@@ -355,25 +368,62 @@ def _read_records(path_or_buffer, format, source_name, system, failure_stages, l
 OUTPUT_SUFFIXES = (".parquet", ".pq", ".jsonl", ".ndjson")
 
 
-def check_output(path: str | os.PathLike) -> None:
-    """Refuse, before any work, an output path whose extension :func:`write_records` cannot write."""
-    if Path(path).suffix.lower() not in OUTPUT_SUFFIXES:
+def check_output(path: str | os.PathLike, *, inputs: Sequence = (), force: bool = False) -> Path:
+    """Refuse, before any work, an output path :func:`write_records` would refuse: an extension it
+    cannot write, an input of the command (by path or inode, ``force`` or not), an existing file
+    without ``force`` (:func:`evalsuite.io.output_files.check_output_path`).
+
+    Parameters
+    ----------
+    path : str or PathLike
+    inputs : sequence
+        The files the command reads (paths; others are ignored).
+    force : bool
+        Replace an existing file that is not an input.
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    EvalSuiteError
+        Naming the path and field ``output``.
+
+    Examples
+    --------
+    >>> check_output("judged.csv")
+    Traceback (most recent call last):
+    ...
+    evalsuite.errors.EvalSuiteError: judged.csv, field 'output': the output must end in .parquet or .jsonl
+    """
+    if isinstance(path, (str, os.PathLike)) and Path(path).suffix.lower() not in OUTPUT_SUFFIXES:
         raise EvalSuiteError("the output must end in .parquet or .jsonl", source=str(path), field="output")
+    return check_output_path(path, inputs=inputs, force=force)
 
 
-def write_records(records, path: str | os.PathLike) -> None:
+def write_records(records, path: str | os.PathLike, *, inputs: Sequence = (), force: bool = False) -> None:
     """Write records as Parquet (``.parquet``/``.pq``) or JSONL (``.jsonl``) that ``read_records`` reads back.
+
+    The file is written beside ``path`` under a temporary name and renamed into place
+    (:func:`evalsuite.io.output_files.atomic_output`): an interrupted write leaves no half file,
+    an input is never written over, an existing file only with ``force``.
 
     Parameters
     ----------
     records : evalsuite.Records
     path : path
         The output file; its extension picks the format.
+    inputs : sequence
+        The files the records came from (paths): ``path`` must be none of them.
+    force : bool
+        Replace an existing file (never an input).
 
     Raises
     ------
     EvalSuiteError
-        Another extension, or a file that cannot be written.
+        Another extension, an input, an existing file without ``force``, or a file that cannot be
+        written.
 
     Examples
     --------
@@ -383,10 +433,15 @@ def write_records(records, path: str | os.PathLike) -> None:
     >>> write_records(records, path)
     >>> es.read_records(path).table.column("relevant_grades").to_pylist()  # the grades survive the round trip
     [[2.0]]
+    >>> write_records(records, path)
+    Traceback (most recent call last):
+    ...
+    evalsuite.errors.EvalSuiteError: ...judged.parquet, field 'output': the output exists already; pass --force (force=True) to replace it, or choose another name
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    target = check_output(path, inputs=inputs, force=force)
     table = records.table
     if "relevant_grades" in table.column_names:  # back to the one relevant_ids field of the schema
         ids, grades = table.column("relevant_ids").to_pylist(), table.column("relevant_grades").to_pylist()
@@ -394,15 +449,11 @@ def write_records(records, path: str | os.PathLike) -> None:
         values = [None if i is None else (dict(zip(i, g)) if graded else i) for i, g in zip(ids, grades)]
         table = table.drop_columns(["relevant_grades"]).set_column(
             table.column_names.index("relevant_ids"), "relevant_ids", pa.array(values))
-    suffix = Path(path).suffix.lower()
-    try:
+    suffix = target.suffix.lower()
+    with atomic_output(target, inputs=inputs, force=force) as temporary:
         if suffix in (".parquet", ".pq"):
-            pq.write_table(table, path)
-        elif suffix in (".jsonl", ".ndjson"):
-            with open(path, "w", encoding="utf-8", newline="\n") as handle:
+            pq.write_table(table, temporary)
+        else:
+            with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
                 for row in table.to_pylist():
                     handle.write(json.dumps({k: v for k, v in row.items() if v is not None}, ensure_ascii=False) + "\n")
-        else:
-            raise EvalSuiteError("the output must end in .parquet or .jsonl", source=str(path), field="output")
-    except OSError as exc:
-        raise EvalSuiteError(f"cannot write the output ({exc.strerror})", source=str(path), field="output") from None

@@ -51,12 +51,15 @@ def read_run(path_or_buffer: PathOrBuffer, format: str | None = None, *, name: s
     source_name : str, optional
         Name to show in messages instead of the file name.
     limits : ReadLimits, optional
-        Bytes, lines, line length, columns and JSON nesting the file may have (see
-        :class:`ReadLimits`; the defaults pass a 7-million-line run).
+        Bytes, lines, line length, columns, JSON nesting and integer digits the file may have (see
+        :class:`ReadLimits`; the defaults pass a 7-million-line run). With a time or memory bound
+        (``ReadLimits(timeout_s=..., memory_bytes=...)``, or :data:`evalsuite.io.limits.BOUNDED`:
+        the dashboard's 60 s and 6 GiB) the file is read in a worker process stopped past them.
     isolate : bool
         Parse in a separate worker process with a time and memory cap (see
-        :func:`evalsuite.io.isolation.read_isolated`), so no file can crash or exhaust this
-        process; the dashboard always does. Default False: parse here.
+        :func:`evalsuite.io.isolation.read_isolated`; the pool's bounds unless ``limits`` gives
+        its own), so no file can crash or exhaust this process; the dashboard always does.
+        Default False: parse here (unless ``limits`` has a time or memory bound).
 
     Returns
     -------
@@ -77,7 +80,7 @@ def read_run(path_or_buffer: PathOrBuffer, format: str | None = None, *, name: s
     >>> run.name, run.query("q1")["doc_id"].tolist()
     ('bm25', ['d1', 'd2'])
     """
-    if isolate:
+    if isolate or check_limits(limits).bounded:
         from .isolation import read_isolated
 
         return read_isolated("run", path_or_buffer, source_name, format=format, limits=limits, name=name,
@@ -130,7 +133,7 @@ def read_qrels(path_or_buffer: PathOrBuffer, format: str | None = None, *, dupli
     >>> qrels.query("q1")
     {'d1': 2.0, 'd2': 0.0}
     """
-    if isolate:
+    if isolate or check_limits(limits).bounded:
         from .isolation import read_isolated
 
         return read_isolated("qrels", path_or_buffer, source_name, format=format, limits=limits,

@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..utils.ids import invisible_twins
 from ..utils.keys import string_keys
 from ..utils.parallel import parallel_map, workers
 from ..utils.checks import ranks_from_counts
@@ -287,7 +288,9 @@ def _find_duplicates(offsets: np.ndarray, keys: np.ndarray, doc_ids: pa.Array) -
             block = keys[first:first + int(count) * queries.size].reshape(queries.size, int(count))
         else:
             block = keys[offsets[queries][:, None] + np.arange(count)[None, :]]
-        clash = np.concatenate(parallel_map(_rows_with_repeats, np.array_split(block, workers())))
+        # Sorted a few hundred queries at a time: each piece's sorted copy stays small.
+        pieces = max(workers(), (queries.size * int(count)) >> 17)
+        clash = np.concatenate(parallel_map(_rows_with_repeats, np.array_split(block, min(pieces, queries.size))))
         suspects.extend(queries[clash].tolist())
     groups = []
     for query in suspects:
@@ -335,7 +338,8 @@ def _group_rows(query_ids, doc_ids, values: np.ndarray, where: Locator, duplicat
     offsets = _offsets(codes, len(qids))
     groups = _find_duplicates(offsets, keys, doc_ids)
     drop = _resolve_duplicates(groups, values, codes, qids, doc_ids, duplicates, where, field, perm)
-    notes = []
+    notes = [f"query ids that differ only by invisible characters are different queries: {a!r} and {b!r}"
+             for a, b in invisible_twins(pa.array(qids.tolist(), pa.string()))]
     if drop is not None:
         keep = np.ones(codes.size, dtype=bool)
         keep[drop] = False

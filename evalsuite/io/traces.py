@@ -409,7 +409,7 @@ def read_traces(path_or_buffer: PathOrBuffer, format: str | None = None, *, sour
     >>> records.systems, records.table.column("latency_ms").to_pylist(), records.table.column("question").to_pylist()
     (['rag'], [900.0], ['Why?'])
     """
-    if isolate:
+    if isolate or check_limits(limits).bounded:
         from .isolation import read_isolated
 
         return read_isolated("traces", path_or_buffer, source_name, format=format, limits=limits, system=system,

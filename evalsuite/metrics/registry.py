@@ -93,7 +93,9 @@ GENERAL_CONVENTIONS = (
     ("non-integer grade in a qrels file", "an error naming file, line and value",
      "pytrec_eval (trec_eval truncates silently)"),
     ("extra columns after the TREC run tag", "ignored, with a warning", "trec_eval"),
-    ("spaces around a CSV/TSV cell", "trimmed, in the header and in id cells (`q1, d1, 2.0` names doc `d1`)", ""),
+    ("an id, in every format", "ASCII whitespace trimmed from both ends, every other character kept byte for "
+     "byte (`q1, d1, 2.0` names doc `d1`; U+00A0 stays); a warning when ids differ only by invisible characters "
+     "([ids](#ids-in-every-format))", "trec_eval (splits TREC lines on exactly the ASCII whitespace)"),
     ("a missing judgement (None) in a RAG judgement list", "excluded and counted, never read as False", ""),
     ("a corpus value of a RAG metric", "the mean over the requests where it is defined, with coverage "
      "(defined / total)", ""),

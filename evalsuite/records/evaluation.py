@@ -178,13 +178,40 @@ def _per_record_metrics(table: pa.Table, compat: str | None, k: int, rel_level: 
             continue
         values = _run_kernel(entry, {i.argument: table.column(i.column) for i in chosen}, compat)
         if values is not None:
-            out[entry.name] = values
+            out[entry.name] = _per_system_optional_inputs(entry, chosen, table, values, compat, sources)
     if has("success"):
         out["success"] = _run_kernel(METRICS["success"], {"outcomes": table.column("success")}, compat)
     if has("context_ids") and has("relevant_ids"):
         out.update(_ranking_per_record(table, k, rel_level))
     _choose_sources(table, out, warnings, given, sources)
     return out
+
+
+def _per_system_optional_inputs(entry, chosen, table: pa.Table, values: np.ndarray, compat: str | None,
+                                sources: dict) -> np.ndarray:
+    """An entry with optional inputs (answer_correctness's similarity) uses them for a system only
+    when that system's records have them: a system without them gets the metric without them (F1
+    alone), not NaN because another loaded system has them. Which inputs each system's value used
+    goes to ``sources[system]["inputs:" + metric]``."""
+    optional = [i for i in chosen if not i.required]
+    if not optional:
+        return values
+    systems = table.column("system").to_numpy(zero_copy_only=False)
+    valid = {i.column: table.column(i.column).combine_chunks().is_valid().to_numpy(zero_copy_only=False)
+             for i in optional}
+    values = values.copy()
+    for system in pd.unique(systems).tolist():
+        rows = np.flatnonzero(systems == system)
+        absent = [i for i in optional if not valid[i.column][rows].any()]
+        used = [i for i in chosen if i not in absent]
+        note = "; ".join([f"with {i.column}" for i in optional if i not in absent]
+                         + [f"without {i.column}" for i in absent])
+        sources.setdefault(system, {})["inputs:" + entry.name] = note
+        if absent:
+            part = table.take(pa.array(rows))
+            again = _run_kernel(entry, {i.argument: part.column(i.column) for i in used}, compat)
+            values[rows] = np.nan if again is None else again
+    return values
 
 
 def _run_kernel(entry, columns: dict, compat: str | None) -> np.ndarray | None:
@@ -471,6 +498,7 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
         scores[system] = {m: Score(values[m][rows], {
             "metric": m, "system": system, "compat": compat,
             "source": _source_of(sources, system, m),
+            **({"inputs": sources[system]["inputs:" + m]} if "inputs:" + m in sources.get(system, {}) else {}),
             "convention": "value given in the file (e.g. a RAGAS export), averaged where defined"
             + ("; lower is better" if m in LOWER_IS_BETTER else "")
             if _source_of(sources, system, m) == "given in the file"

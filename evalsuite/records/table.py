@@ -24,7 +24,7 @@ from .schema import _PER_CHUNK, _alias, field_kind
 from .validation import RowError, _column_from_values, _fast_column, _first_row
 from ..metrics.registry import EXPORT_NAMES
 from .vendors import (
-    _is_trulens, _phoenix_evaluations, _phoenix_row, _ragchecker_row, _trulens_feedbacks, _trulens_row,
+    _is_llmperf, _is_trulens, _llmperf_row, _phoenix_evaluations, _phoenix_row, _ragchecker_row, _trulens_feedbacks, _trulens_row,
 )
 
 __all__ = ["Records", "concat_records", "records_from_rows", "records_from_table", "finish_records", "map_columns",
@@ -207,6 +207,15 @@ def records_from_rows(rows: list, source: str, line_of, label: str, system: str 
                 converted.append(_trulens_row(row))
             except ValueError as exc:
                 raise EvalSuiteError(str(exc), source=source, line=line_of(i), field="latency", value=row.get("latency"),
+                                     line_label="line" if label == "line" else "row") from None
+        rows = converted
+    if rows and _is_llmperf({key for row in rows[:1000] for key in row}):
+        converted = []
+        for i, row in enumerate(rows):
+            try:
+                converted.append(_llmperf_row(row, i))
+            except ValueError as exc:
+                raise EvalSuiteError(str(exc), source=source, line=line_of(i), field=str(exc).split(" ", 1)[0],
                                      line_label="line" if label == "line" else "row") from None
         rows = converted
     mapped = []

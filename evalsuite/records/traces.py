@@ -431,15 +431,19 @@ def records_from_spans(spans: Sequence[Span], *, source: str, line_label: str = 
     Examples
     --------
     >>> ms = 1_000_000
-    >>> spans = [Span("t1", "a", None, "rag", "CHAIN", 0, 900 * ms, attributes={"input.value": "Why?"}),
+    >>> spans = [Span("t1", "a", None, "rag", "CHAIN", 0, 900 * ms, status="ERROR", attributes={"input.value": "Why?"}),
     ...          Span("t1", "b", "a", "search", "RETRIEVER", 10 * ms, 130 * ms, attributes={
     ...              "retrieval.documents.0.document.id": "d7", "retrieval.documents.0.document.content": "So."}),
     ...          Span("t1", "c", "a", "generate", "LLM", 130 * ms, 880 * ms, status="ERROR", status_message="HTTP 500")]
     >>> row = records_from_spans(spans, source="t.jsonl").table.to_pylist()[0]
     >>> row["question"], row["context_ids"], row["latency_retrieval_ms"], row["latency_llm_ms"], row["success"]
     ('Why?', ['d7'], 120.0, 750.0, False)
-    >>> row["error"]
+    >>> row["error"]  # the root failed with it: where the error began
     "LLM span 'generate' in error: HTTP 500"
+    >>> spans[0] = Span("t1", "a", None, "rag", "CHAIN", 0, 900 * ms)  # the root ended OK: handled
+    >>> row = records_from_spans(spans, source="t.jsonl").table.to_pylist()[0]
+    >>> row["success"], row["error"]
+    (True, "handled, the request went on: LLM span 'generate' in error: HTTP 500")
     """
     if prices is not None:
         if not isinstance(prices, Mapping):

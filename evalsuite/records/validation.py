@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..utils.ids import trim_id, trim_id_array
 from .schema import ARROW_TYPES
 
 __all__ = ["RowError"]
@@ -57,7 +58,7 @@ def _convert_value_unchecked(value, kind: str, row: int, name: str):
     if kind == "id":
         if isinstance(value, bool) or not isinstance(value, (str, int)):
             raise RowError(row, name, value, "must be a string (or a whole number)")
-        text = str(value)
+        text = trim_id(str(value))  # the one id rule of every format (evalsuite.utils.ids)
         if not text:
             raise RowError(row, name, value, "must not be empty")
         return text
@@ -148,6 +149,7 @@ def _fast_column(column: pa.ChunkedArray | pa.Array, kind: str, name: str):
         elif not pa.types.is_string(typ):
             return None
         if kind == "id" and len(column):
+            column = trim_id_array(column)
             empty = pc.equal(pc.binary_length(column), 0).fill_null(False).to_numpy(zero_copy_only=False)
             if empty.any():
                 raise RowError(_first_row(empty), name, "", "must not be empty")

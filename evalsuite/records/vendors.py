@@ -246,6 +246,39 @@ def _trulens_row(row: dict) -> dict:
     return out
 
 
+def _is_llmperf(columns) -> bool:
+    """LLMPerf's per-request results (``individual_responses``: one object per request)."""
+    names = set(columns)
+    return {"end_to_end_latency_s", "error_code"} <= names and "query_id" not in names
+
+
+def _llmperf_row(row: dict, index: int) -> dict:
+    """A request of LLMPerf's per-request results: ``query_id`` the request's index in the file (so
+    runs of different endpoints pair request by request), ``success`` when ``error_code`` is null,
+    ``error`` from ``error_msg``, ``end_to_end_latency_s`` and ``ttft_s`` as ``latency_ms`` and
+    ``latency_ttft_ms``. A failed request's zero latencies are no measurement (LLMPerf writes 0
+    for a refused request) and are left out; ``GEN_TEXT`` is the answer."""
+    out = {key: value for key, value in row.items()
+           if key not in ("end_to_end_latency_s", "ttft_s", "error_code", "error_msg", "GEN_TEXT")}
+    out["query_id"] = str(index)
+    code = row.get("error_code")
+    out["success"] = code is None
+    if code is not None:
+        out["error"] = str(row.get("error_msg") or f"error_code {code} (no message)")
+        out["error_code"] = code
+    for key, field in (("end_to_end_latency_s", "latency_ms"), ("ttft_s", "latency_ttft_ms")):
+        value = row.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{key} must be a number of seconds, got {value!r}")
+        if code is None or value > 0:
+            out[field] = float(value) * 1000
+    if row.get("GEN_TEXT") is not None:
+        out["answer"] = row["GEN_TEXT"]
+    return out
+
+
 _LITERAL_CONSTANTS = (str, int, float, bool, type(None))
 
 

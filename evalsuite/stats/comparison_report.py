@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -9,6 +10,7 @@ import pandas as pd
 
 from ..utils.checks import defuse_formula
 from ..errors import EvalSuiteError
+from ..io.output_files import atomic_output
 
 from .paired import CI_METHODS, CORRECTIONS, TESTS, ZERO_METHODS
 
@@ -231,7 +233,28 @@ class ComparisonReport:
                                f"{on(same)}")
             parts.append(f"{system} is " + ", and ".join(clauses) if len(clauses) <= 2 else
                          f"{system} is " + ", ".join(clauses[:-1]) + ", and " + clauses[-1])
-        return "; ".join(parts) + f" ({setting})."
+        sentence = "; ".join(parts)
+        if p.get("pairs") == "all":
+            sentence += self._other_pairs_clause()
+        return sentence + f" ({setting})."
+
+    def _other_pairs_clause(self) -> str:
+        """With ``pairs="all"``: the significant differences between systems other than the
+        baseline, so the verdict covers every pair the report tested."""
+        t = self.table
+        rows = t[(t["baseline"] != self.params["baseline"]) & (t["system"] != self.params["baseline"])]
+        found = []
+        for r in rows.itertuples(index=False):
+            if not r.significant or r.diff == 0:
+                continue
+            up = (r.diff > 0) if higher_is_better(r.metric) else (r.diff < 0)
+            winner, loser = (r.system, r.baseline) if up else (r.baseline, r.system)
+            found.append(f"{winner} is significantly better than {loser} on {r.metric}")
+        if rows.empty:
+            return ""
+        if not found:
+            return "; between the other systems, no difference is significant"
+        return "; between the other systems, " + "; ".join(found)
 
     def describe(self) -> list[str]:
         """The test, interval and correction in plain words, one line each."""
@@ -246,7 +269,8 @@ class ComparisonReport:
             f"test: {test}",
             (f"interval: {p['confidence']:.0%} {CI_METHODS[p['ci']]} bootstrap interval of the mean difference "
              f"(queries resampled, {p['n_resamples']:,} resamples, seed {p['seed']})"),
-            (f"correction: {CORRECTIONS[p['correction']]}; over all {p['n_comparisons']} comparisons of this report; "
+            (f"correction: {CORRECTIONS[p['correction']]}; over " + (f"all {p['n_comparisons']} comparisons"
+                 if p['n_comparisons'] != 1 else "the one comparison") + " of this report; "
              f"significant: adjusted p <= {p['alpha']}"),
         ]
 
@@ -291,17 +315,24 @@ class ComparisonReport:
                 f"{p['n_comparisons']} comparisons, test={p['test']!r}, correction={p['correction']!r}, "
                 f"alpha={p['alpha']})")
 
-    def to_csv(self, path_or_buf=None, **kwargs) -> str | None:
+    def to_csv(self, path_or_buf=None, *, inputs=(), force: bool = False, **kwargs) -> str | None:
         """:attr:`table` as CSV (pandas ``to_csv``, no index), safe to open in a spreadsheet.
 
         Text cells starting with ``= + - @``, a tab or a carriage return get a leading single
         quote so no spreadsheet runs them as a formula; numbers are written as numbers.
-        Returns the text when ``path_or_buf`` is None.
+        Returns the text when ``path_or_buf`` is None. A path is written as every output is
+        (:func:`evalsuite.io.output_files.atomic_output`): never over one of ``inputs`` (the
+        files compared), an existing file only with ``force``, under a temporary name renamed
+        into place.
         """
         safe = self.table.copy()
         for col in ("metric", "baseline", "system"):
             safe[col] = safe[col].astype(object).map(_spreadsheet_safe)
         kwargs.setdefault("index", False)
+        if isinstance(path_or_buf, (str, os.PathLike)):
+            with atomic_output(path_or_buf, inputs=inputs, force=force) as temporary:
+                safe.to_csv(temporary, **kwargs)
+            return None
         return safe.to_csv(path_or_buf, **kwargs)
 
     def _caption(self) -> str:

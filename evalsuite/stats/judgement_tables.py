@@ -25,137 +25,32 @@ here depends on a particular judge: any column of verdicts can be calibrated.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
+from dataclasses import replace
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
 from ..errors import EvalSuiteError
+from ..io.judgement_files import JUDGEMENT_COLUMNS, label_value, read_judgement_table
+from ..io.limits import ReadLimits, check_limits
 
 __all__ = ["JUDGEMENT_COLUMNS", "read_judgements", "join_human_labels", "judgements_from_records"]
-
-JUDGEMENT_COLUMNS = ("query_id", "system", "judgement", "item", "judge", "judge_score", "judge_label",
-                     "human_label", "human_score")
-
 
 _KEYS = ("query_id", "system", "judgement", "item")
 
 
-def _rows_of_file(path: str | Path | bytes, source: str | None, limit: int):
-    """Rows of a CSV/TSV (header line) or JSONL file as ``(line number, dict of str/values)``."""
-    if isinstance(path, (bytes, bytearray)):
-        data, name = bytes(path), source or "<bytes>"
-    else:
-        p = Path(path)
-        name = source or p.name
-        size = p.stat().st_size
-        if size > limit:
-            raise EvalSuiteError(f"the file is larger than the {limit} bytes allowed", source=name, value=size)
-        data = p.read_bytes()
-    if len(data) > limit:
-        raise EvalSuiteError(f"the file is larger than the {limit} bytes allowed", source=name, value=len(data))
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise EvalSuiteError("the file is not UTF-8 text", source=name, line=line) from None
-    first = text.lstrip()[:1]
-    if first == "{":
-        rows = []
-        for i, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise EvalSuiteError(f"not a JSON object: {exc.msg}", source=name, line=i) from None
-            if not isinstance(obj, dict):
-                raise EvalSuiteError("each line must be a JSON object", source=name, line=i, value=obj)
-            rows.append((i, obj))
-        return name, rows
-    delimiter = "\t" if "\t" in text.split("\n", 1)[0] else ","
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    header = next(reader, None)
-    if not header:
-        raise EvalSuiteError("the file is empty", source=name)
-    header = [h.strip() for h in header]
-    rows = []
-    for values in reader:
-        line = reader.line_num
-        if not any(v.strip() for v in values):
-            continue
-        if len(values) != len(header):
-            raise EvalSuiteError(f"expected {len(header)} fields as in the header, found {len(values)}",
-                                 source=name, line=line)
-        rows.append((line, {h: v.strip() for h, v in zip(header, values)}))
-    return name, rows
+def _limits(limits: ReadLimits | None, max_bytes: int | None) -> ReadLimits:
+    """``limits`` with ``max_bytes`` (the older keyword) applied when given."""
+    limits = check_limits(limits)
+    return limits if max_bytes is None else replace(limits, max_bytes=int(max_bytes))
 
 
-def _number(value, name: str, line: int, field_name: str, binary: bool) -> float:
-    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "nan", "null", "none", "na")):
-        return math.nan
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str):
-        low = value.strip().lower()
-        if binary and low in ("true", "yes", "[[yes]]"):
-            return 1.0
-        if binary and low in ("false", "no", "[[no]]"):
-            return 0.0
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        x = math.nan
-        ok = False
-    else:
-        ok = math.isfinite(x)
-    if not ok or (binary and x not in (0.0, 1.0)):
-        what = "a label must be 1/0, true/false or yes/no (empty = not labelled)" if binary else "expected a finite number"
-        raise EvalSuiteError(what, source=name, line=line, field=field_name, value=value)
-    return x
-
-
-def _frame_from_rows(name: str, rows: list, required: Sequence[str]):
-    import pandas as pd
-
-    if not rows:
-        raise EvalSuiteError("the file has no data rows", source=name)
-    columns = set().union(*(r.keys() for _, r in rows))
-    for col in required:
-        if col not in columns:
-            raise EvalSuiteError(f"a column {col!r} is required (columns found: {', '.join(sorted(columns))})",
-                                 source=name, line=1, field=col)
-    out: dict[str, list] = {"line": []}
-    for col in JUDGEMENT_COLUMNS:
-        if col in columns:
-            out[col] = []
-    for line, row in rows:
-        out["line"].append(line)
-        for col in out:
-            if col == "line":
-                continue
-            value = row.get(col)
-            if col in ("query_id", "system", "judgement", "judge"):
-                if value is None or str(value).strip() == "":
-                    if col in required:
-                        raise EvalSuiteError("a value is required", source=name, line=line, field=col, value=value,
-                                             has_value=True)
-                    value = ""
-                elif not isinstance(value, (str, int)) or isinstance(value, bool):
-                    raise EvalSuiteError("expected a string id", source=name, line=line, field=col, value=value)
-                out[col].append(str(value).strip())
-            elif col == "item":
-                x = _number(value if value not in (None, "") else 0, name, line, col, False)
-                if math.isnan(x) or x < 0 or x != int(x):
-                    raise EvalSuiteError("item must be an integer >= 0", source=name, line=line, field=col, value=value)
-                out[col].append(int(x))
-            else:
-                out[col].append(_number(value, name, line, col, col.endswith("_label")))
-    frame = pd.DataFrame(out)
+def _frame(read) -> "pd.DataFrame":  # noqa: F821 (pandas is imported where a frame is made)
+    """The data frame of a :class:`~evalsuite.io.judgement_files.JudgementTable`: the judgement
+    columns of the file, ``system``, ``judgement`` and ``judge`` as "" and ``item`` as 0 when absent,
+    and ``line``."""
+    frame = read.table.to_pandas()
     for col in ("system", "judgement", "judge"):
         if col not in frame:
             frame[col] = ""
@@ -164,40 +59,44 @@ def _frame_from_rows(name: str, rows: list, required: Sequence[str]):
     return frame
 
 
-def _check_unique(frame, name: str, keys: Sequence[str]) -> None:
-    dup = frame.duplicated(list(keys), keep="first")
-    if dup.any():
-        row = frame[dup].iloc[0]
-        key = ", ".join(f"{k}={row[k]!r}" for k in keys)
-        raise EvalSuiteError(f"this {key} appears twice", source=name, line=int(row["line"]), field=keys[0],
-                             value=row[keys[0]])
+def read_judgements(path: str | Path | bytes, source_name: str | None = None, max_bytes: int | None = None, *,
+                    format: str | None = None, limits: ReadLimits | None = None, isolate: bool = False):
+    """Read a judgement table (CSV, TSV, JSONL, JSON or Parquet, gzip too; columns as in the module doc).
 
-
-def read_judgements(path: str | Path | bytes, source_name: str | None = None, max_bytes: int = 256 * 2**20):
-    """Read a judgement table (CSV, TSV or JSONL; columns as in the module doc).
+    The file is read by the shared reader (:func:`evalsuite.io.judgement_files.read_judgement_table`):
+    the same limits, id rule and messages as every other file, in the isolated reader pool with
+    ``isolate=True`` (the dashboard reads uploads that way).
 
     Parameters
     ----------
-    path : str, Path or bytes
+    path : str, Path, bytes or binary file object
         The file, or its bytes. A CSV/TSV has a header line; a JSONL file one object per line.
     source_name : str, optional
         Name used in error messages (default: the file's name).
-    max_bytes : int
-        Largest file accepted (default 256 MiB).
+    max_bytes : int, optional
+        Largest content accepted, after decompression (default: ``limits.max_bytes``, 2 GiB).
+    format : {"csv", "tsv", "jsonl", "json", "parquet"} or None
+        None: by extension, else by content.
+    limits : ReadLimits, optional
+        Rows, line length, columns, nesting, integer digits; a time or memory bound reads in a
+        worker process.
+    isolate : bool
+        Read in a worker process of the reader pool.
 
     Returns
     -------
     pandas.DataFrame
         The columns of :data:`JUDGEMENT_COLUMNS` present (``system``, ``judgement``, ``judge``
         default to ``""``, ``item`` to 0), plus ``line`` (the row's line in the file). Labels are
-        float 1/0/NaN (``true``/``yes``/``[[Yes]]`` read as 1).
+        float 1/0/NaN (``true``/``yes``/``[[Yes]]`` read as 1; empty = not labelled).
 
     Raises
     ------
     EvalSuiteError
         Naming file, line, field and value: ``query_id`` or both judge columns missing, a label
-        that is not 0/1, a score that is not a number, a row repeated (same query_id, system,
-        judgement, item and judge), a file too large or not UTF-8.
+        that is not 1/0, true/false, yes/no or empty (``nan``, ``maybe``), a score that is not a
+        number, a row repeated (same query_id, system, judgement, item and judge), a file past
+        ``limits`` or not UTF-8.
 
     References
     ----------
@@ -210,10 +109,9 @@ def read_judgements(path: str | Path | bytes, source_name: str | None = None, ma
     >>> t[["query_id", "judge_label", "human_label", "line"]].to_dict("list")
     {'query_id': ['q1', 'q2'], 'judge_label': [1.0, 0.0], 'human_label': [1.0, nan], 'line': [2, 3]}
     """
-    name, rows = _rows_of_file(path, source_name, max_bytes)
-    frame = _frame_from_rows(name, rows, ["query_id"])
-    if "judge_label" not in frame and "judge_score" not in frame:
-        raise EvalSuiteError("a judge_label or judge_score column is required", source=name, line=1, field="judge_label")
+    read = read_judgement_table(path, role="judgements", format=format, source_name=source_name,
+                                limits=_limits(limits, max_bytes), isolate=isolate)
+    frame = _frame(read)
     if "judge_label" not in frame:
         frame["judge_label"] = np.where(np.isnan(frame["judge_score"]), np.nan, (frame["judge_score"] >= 0.5) * 1.0)
     if "judge_score" not in frame:
@@ -221,24 +119,25 @@ def read_judgements(path: str | Path | bytes, source_name: str | None = None, ma
     for col in ("human_label", "human_score"):
         if col not in frame:
             frame[col] = np.nan
-    _check_unique(frame, name, [*_KEYS, "judge"])
     return frame
 
 
 def join_human_labels(judgements, labels: str | Path | bytes, source_name: str | None = None,
-                      max_bytes: int = 256 * 2**20):
+                      max_bytes: int | None = None, *, format: str | None = None, limits: ReadLimits | None = None,
+                      isolate: bool = False):
     """Join a separate file of human labels onto a judgement table.
 
     Parameters
     ----------
     judgements : pandas.DataFrame
         A judgement table (:func:`read_judgements` or :func:`judgements_from_records`).
-    labels : str, Path or bytes
-        CSV, TSV or JSONL with ``query_id`` and ``human_label`` (and/or ``human_score``), and
-        optionally ``system``, ``judgement`` and ``item`` (claim or chunk index): the key is the
-        columns of these the file has. A label file without ``system`` labels a request for
-        every system that answered it (useful when people judged the question's chunks once).
-    source_name, max_bytes
+    labels : str, Path, bytes or binary file object
+        CSV, TSV, JSONL, JSON or Parquet with ``query_id`` and ``human_label`` (and/or
+        ``human_score``), and optionally ``system``, ``judgement`` and ``item`` (claim or chunk
+        index): the key is the columns of these the file has. A label file without ``system``
+        labels a request for every system that answered it (useful when people judged the
+        question's chunks once).
+    source_name, max_bytes, format, limits, isolate
         As in :func:`read_judgements`.
 
     Returns
@@ -252,7 +151,7 @@ def join_human_labels(judgements, labels: str | Path | bytes, source_name: str |
     ------
     EvalSuiteError
         Naming file, line, field and value: ``query_id`` or both human columns missing, a label not
-        0/1, a score not a number, a key repeated in the label file.
+        1/0, true/false, yes/no or empty, a score not a number, a key repeated in the label file.
 
     References
     ----------
@@ -266,14 +165,11 @@ def join_human_labels(judgements, labels: str | Path | bytes, source_name: str |
     >>> joined["human_label"].tolist(), counts["matched"], counts["unmatched"]
     ([nan, 1.0, nan], 1, 1)
     """
-
-    name, rows = _rows_of_file(labels, source_name, max_bytes)
-    file_columns = set().union(*(r.keys() for _, r in rows)) if rows else set()
-    lab = _frame_from_rows(name, rows, ["query_id"])
-    if "human_label" not in lab and "human_score" not in lab:
-        raise EvalSuiteError("a human_label or human_score column is required", source=name, line=1, field="human_label")
+    read = read_judgement_table(labels, role="labels", format=format, source_name=source_name,
+                                limits=_limits(limits, max_bytes), isolate=isolate)
+    file_columns = set(read.columns)
+    lab = _frame(read)
     keys = [k for k in _KEYS if k in file_columns]
-    _check_unique(lab, name, keys)
     values = [c for c in ("human_label", "human_score") if c in lab]
     right = lab[keys + values + ["line"]].rename(columns={"line": "_label_line", **{c: f"_new_{c}" for c in values}})
     left = judgements.copy()
@@ -356,8 +252,8 @@ def judgements_from_records(records, field_name: str, human_field: str | None = 
             raise EvalSuiteError(f"{field_name} has {len(jl)} items and {human_field} {len(hl)}", line=r,
                                  field=human_field, value=hl)
         for i, (j, h) in enumerate(zip(jl, hl)):
-            jv = _number(j, "records", r, field_name, True)
-            hv = _number(h, "records", r, human_field, True)
+            jv = label_value(j, "records", r, field_name)
+            hv = label_value(h, "records", r, human_field)
             rows.append({"query_id": str(qid), "system": str(system), "judgement": judgement or field_name,
                          "item": i, "judge": judge, "judge_score": jv, "judge_label": jv, "human_label": hv,
                          "human_score": math.nan, "line": r})

@@ -1,10 +1,12 @@
 """Prediction-powered means: a judge's verdicts on every request, corrected with the human labels of
 a few (Angelopoulos, Bates, Fannjiang, Jordan & Zrnic, "Prediction-powered inference", Science 382,
 2023; with power tuning, Angelopoulos, Duchi & Zrnic, "PPI++", arXiv:2311.01453), computed in
-closed form exactly as the authors' ``ppi-python`` package computes ``ppi_mean_ci``; next to the
-classical mean of the labels alone. On plain vectors (:func:`ppi_mean`, :func:`classical_mean`,
-:func:`mean_intervals`, :func:`ppi_mean_difference`) and per system of a judgement table
-(:func:`system_intervals`, :func:`difference_interval`, :func:`labelled_subset`).
+closed form exactly as the authors' ``ppi-python`` package computes ``ppi_mean_ci`` and clipped to
+the range of the mean; next to the classical mean of the labels alone. On plain vectors
+(:func:`ppi_mean`, :func:`classical_mean`, :func:`mean_intervals`, :func:`ppi_mean_difference`);
+per system of a judgement table in :mod:`~evalsuite.stats.system_means`. When the normal
+approximation cannot be trusted (:func:`normal_approximation_problem`: too few labels, all labels
+equal, no disagreement) the pages show the human-only interval in its place and say why.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import EvalSuiteError
-from .agreement import MIN_LABELS, Interval, _check_confidence, _vector, _z
+from .intervals import (MIN_EVENTS, MIN_LABELS, MIN_LABELS_TUNED, Interval, _check_confidence, _count, _vector, _z,
+                        share_interval)
 
-__all__ = ["classical_mean", "ppi_mean", "mean_intervals", "ppi_mean_difference", "labelled_subset",
-           "system_intervals", "difference_interval"]
+__all__ = ["classical_mean", "ppi_mean", "normal_approximation_problem", "mean_intervals", "ppi_mean_difference"]
+
 
 def classical_mean(values: Sequence, confidence: float = 0.95) -> Interval:
     """Mean with its normal (CLT) interval: ``mean +- z * std / sqrt(n)``.
@@ -63,7 +66,7 @@ def classical_mean(values: Sequence, confidence: float = 0.95) -> Interval:
 
 
 def ppi_mean(human: Sequence, judge_labelled: Sequence, judge_unlabelled: Sequence, confidence: float = 0.95,
-             tuned: bool = False) -> Interval:
+             tuned: bool = False, bounds: tuple[float, float] | None = (0.0, 1.0)) -> Interval:
     """Prediction-powered estimate and interval of the mean of the human label.
 
     With ``n`` requests labelled by people (``human``, and the judge's value on the same requests,
@@ -90,13 +93,20 @@ def ppi_mean(human: Sequence, judge_labelled: Sequence, judge_unlabelled: Sequen
     confidence : float in (0, 1)
     tuned : bool
         False: PPI with ``lam = 1``; True: PPI++ power tuning.
+    bounds : (float, float) or None
+        The range of the mean (default [0, 1], a share): the estimate and both ends are clipped to
+        it. Clipping an interval to a range the true mean lies in never makes it miss that mean,
+        so coverage is kept; inside the range the values are ``ppi_py``'s. None: no clipping.
 
     Returns
     -------
     Interval
-        ``method`` ``"ppi"`` or ``"ppi++"``, ``n``, ``n_unlabelled``, ``extra["lam"]``, ``extra["se"]``;
-        ``too_small`` when ``n < MIN_LABELS``; NaN when ``n == 0`` or ``N == 0``. Variances are
-        population variances (``ddof=0``) and ``lam`` is clipped to [0, 1], as in ``ppi_py``.
+        ``method`` ``"ppi"`` or ``"ppi++"``, ``n``, ``n_unlabelled``, ``extra["lam"]``, ``extra["se"]``,
+        ``extra["unclipped"]`` (estimate, low, high before clipping); ``too_small`` when
+        ``n < MIN_LABELS``; NaN when ``n == 0`` or ``N == 0``. Variances are population variances
+        (``ddof=0``) and ``lam`` is clipped to [0, 1], as in ``ppi_py``. This is the normal interval
+        whatever the input: :func:`mean_intervals` checks first whether it can be trusted
+        (:func:`normal_approximation_problem`).
 
     Raises
     ------
@@ -142,8 +152,91 @@ def ppi_mean(human: Sequence, judge_labelled: Sequence, judge_unlabelled: Sequen
     theta = float(lam * fu.mean() + (y - lam * f).mean())
     se = math.sqrt(float((lam * fu).std()) ** 2 / big_n + float((y - lam * f).std()) ** 2 / n)
     half = _z(confidence) * se
-    return Interval(theta, theta - half, theta + half, n, method, confidence, big_n, n < MIN_LABELS,
-                    {"lam": lam, "se": se})
+    raw = (theta, theta - half, theta + half)
+    if bounds is not None:
+        theta, low, high = (min(max(x, bounds[0]), bounds[1]) for x in raw)
+    else:
+        low, high = raw[1], raw[2]
+    return Interval(theta, low, high, n, method, confidence, big_n, n < MIN_LABELS,
+                    {"lam": lam, "se": se, "unclipped": raw, "var_judge": float((lam * fu).var()),
+                     "var_rectifier": float((y - lam * f).var())})
+
+
+def normal_approximation_problem(human: Sequence, judge_labelled: Sequence, tuned: bool = False) -> str:
+    """Why a prediction-powered (normal) interval cannot be trusted on these labels ("" when it can).
+
+    The PPI interval is a normal approximation to the mean of the rectifier ``human - lam * judge``
+    over the labelled requests. With few labels, few human yes (or no), or few disagreements
+    between judge and people, that mean is a rare-event count and its estimated variance is a guess
+    (zero when the judge never erred on the labels): the simulation in ``docs/calibration.md``
+    finds 63% coverage for a nominal 95% with a 95%-accurate judge, 20 labels and a true share of
+    0.03. The rule: at least :data:`~evalsuite.stats.intervals.MIN_LABELS` labelled requests
+    (:data:`~evalsuite.stats.intervals.MIN_LABELS_TUNED` for PPI++, whose lambda is tuned on the
+    same labels), and at least :data:`~evalsuite.stats.intervals.MIN_EVENTS` each of human yes,
+    human no and disagreements (sums of per-request shares and of ``|human - judge|``).
+
+    Parameters
+    ----------
+    human, judge_labelled : sequences of float in [0, 1], same length n
+        The labelled requests' human values and the judge's values on them.
+    tuned : bool
+        PPI++ (tuned lambda) instead of PPI.
+
+    Returns
+    -------
+    str
+        The first rule broken, in words, or "".
+
+    Raises
+    ------
+    EvalSuiteError
+        Lengths differ or a value is not a number.
+
+    References
+    ----------
+    The n p >= 10 rule for the normal approximation to a binomial count (e.g. Brown, Cai & DasGupta
+    2001, who show it is a minimum, not a guarantee); Angelopoulos, Duchi & Zrnic (2023), PPI++.
+
+    Examples
+    --------
+    >>> normal_approximation_problem([1] * 40, [1] * 40)
+    'every labelled request is yes (40 of 40): at least 10 each of yes and no are needed'
+    >>> normal_approximation_problem([1, 0] * 20, [1, 0] * 20)
+    'the judge agrees with every human label (0 disagreements in 40): at least 10 are needed'
+    >>> normal_approximation_problem([1, 0] * 20, [0, 1] * 20, tuned=True)
+    'only 40 labelled requests: PPI++ needs at least 100'
+    """
+    y = _vector(human, "human")
+    f = _vector(judge_labelled, "judge_labelled")
+    if len(y) != len(f):
+        raise EvalSuiteError("human and judge_labelled must have one value per labelled request each",
+                             field="judge_labelled", value=f"{len(f)} values for {len(y)} human labels")
+    n = len(y)
+    need = MIN_LABELS_TUNED if tuned else MIN_LABELS
+    if n < need:
+        return f"only {n} labelled requests: {'PPI++' if tuned else 'PPI'} needs at least {need}"
+    yes, no = float(y.sum()), float(n - y.sum())
+    if min(yes, no) < MIN_EVENTS:
+        if no == 0 or yes == 0:
+            what = f"every labelled request is {'yes' if no == 0 else 'no'} ({n} of {n})"
+        else:
+            what = f"only {_count(min(yes, no))} {'yes' if yes < no else 'no'} among {n} labelled requests"
+        return f"{what}: at least {MIN_EVENTS} each of yes and no are needed"
+    disagreements = float(np.abs(y - f).sum())
+    if disagreements < MIN_EVENTS:
+        if disagreements == 0:
+            return f"the judge agrees with every human label (0 disagreements in {n}): at least {MIN_EVENTS} are needed"
+        return f"only {_count(disagreements)} disagreements between judge and people in {n}: at least {MIN_EVENTS} are needed"
+    return ""
+
+
+def _in_unit_range(*arrays: np.ndarray) -> bool:
+    return all(bool(np.all((a >= 0) & (a <= 1))) for a in arrays)
+
+
+def _mean_interval(values: np.ndarray, confidence: float) -> Interval:
+    """:func:`share_interval` for values in [0, 1], else :func:`classical_mean`."""
+    return share_interval(values, confidence) if _in_unit_range(values) else classical_mean(values, confidence)
 
 
 def mean_intervals(human: Sequence, judge_labelled: Sequence, judge_unlabelled: Sequence,
@@ -158,10 +251,16 @@ def mean_intervals(human: Sequence, judge_labelled: Sequence, judge_unlabelled: 
     Returns
     -------
     dict
-        ``"judge"``: :func:`classical_mean` of the judge's values on all ``n + N`` requests, an
-        interval for *the judge's* mean, which is biased for the human mean by however much the
-        judge errs; ``"human"``: :func:`classical_mean` of the ``n`` human labels (valid, wide);
-        ``"ppi"``: :func:`ppi_mean` (valid, narrower when the judge is good).
+        ``"judge"``: the judge's mean over all ``n + N`` requests, an interval for *the judge's*
+        mean, which is biased for the human mean by however much the judge errs; ``"human"``: the
+        mean of the ``n`` human values (valid, wide); both with
+        :func:`~evalsuite.stats.intervals.share_interval` (Clopper-Pearson for 0/1 values, Wilson
+        for shares; :func:`classical_mean` for values outside [0, 1]). ``"ppi"``: :func:`ppi_mean`
+        clipped to [0, 1] (valid, narrower when the judge is good) when
+        :func:`normal_approximation_problem` finds nothing wrong; otherwise the human-only interval
+        in its place, ``method`` ``"human only (...)"``, the reason in ``extra["note"]`` and the
+        normal interval it replaced in ``extra["normal"]``. NaN when every request is labelled
+        (nothing for the judge to add) or none is.
 
     Raises
     ------
@@ -175,39 +274,76 @@ def mean_intervals(human: Sequence, judge_labelled: Sequence, judge_unlabelled: 
     Examples
     --------
     >>> m = mean_intervals([1, 0, 1, 1], [1, 0, 0, 1], [1, 1, 0, 1, 1, 0, 1, 1])
-    >>> {k: round(v.estimate, 4) for k, v in m.items()}
-    {'judge': 0.6667, 'human': 0.75, 'ppi': 1.0}
+    >>> {k: round(v.estimate, 4) for k, v in m.items()}  # 4 labels: PPI gives way to human only
+    {'judge': 0.6667, 'human': 0.75, 'ppi': 0.75}
+    >>> m["ppi"].method, m["ppi"].note
+    ('human only (clopper-pearson)', 'only 4 labelled requests: PPI needs at least 30')
     """
     ppi = ppi_mean(human, judge_labelled, judge_unlabelled, confidence, tuned)
-    judge_all = np.concatenate([_vector(judge_labelled, "judge_labelled"), _vector(judge_unlabelled, "judge_unlabelled")])
-    judge = classical_mean(judge_all, confidence)
-    return {"judge": judge, "human": classical_mean(human, confidence), "ppi": ppi}
+    y = _vector(human, "human")
+    f = _vector(judge_labelled, "judge_labelled")
+    fu = _vector(judge_unlabelled, "judge_unlabelled")
+    judge = _mean_interval(np.concatenate([f, fu]), confidence)
+    human_iv = _mean_interval(y, confidence)
+    if not _in_unit_range(y, f, fu):
+        ppi = ppi_mean(human, judge_labelled, judge_unlabelled, confidence, tuned, bounds=None)
+    if len(y) and len(fu):
+        problem = normal_approximation_problem(y, f, tuned)
+        if problem:
+            ppi = Interval(human_iv.estimate, human_iv.low, human_iv.high, human_iv.n, f"human only ({human_iv.method})",
+                           confidence, len(fu), ppi.too_small,
+                           {**human_iv.extra, "note": problem, "normal": (ppi.estimate, ppi.low, ppi.high),
+                            "lam": ppi.extra.get("lam")})
+    return {"judge": judge, "human": human_iv, "ppi": ppi}
+
+
+def _mover_difference(ia: Interval, ib: Interval) -> tuple[float, float, float]:
+    """``a - b`` with the MOVER interval of two independent intervals (Newcombe 1998, method 10;
+    Zou & Donner 2008): for two symmetric normal intervals it is ``+- z sqrt(se_a^2 + se_b^2)``."""
+    est = ia.estimate - ib.estimate
+    low = est - math.sqrt((ia.estimate - ia.low) ** 2 + (ib.high - ib.estimate) ** 2)
+    high = est + math.sqrt((ia.high - ia.estimate) ** 2 + (ib.estimate - ib.low) ** 2)
+    return est, low, high
+
+
+def _clip(values, low: float, high: float):
+    return tuple(min(max(v, low), high) for v in values)
 
 
 def ppi_mean_difference(a: tuple[Sequence, Sequence, Sequence], b: tuple[Sequence, Sequence, Sequence],
-                        paired: bool = False, confidence: float = 0.95, tuned: bool = False) -> Interval:
-    """Prediction-powered interval of the difference of two systems' means, ``a - b``.
+                        paired: bool = False, confidence: float = 0.95, tuned: bool = False,
+                        fallback: bool = True) -> Interval:
+    """Prediction-powered interval of the difference of two systems' means, ``a - b``, inside [-1, 1].
 
     Parameters
     ----------
     a, b : tuples ``(human, judge_labelled, judge_unlabelled)``
-        Each system's arrays as in :func:`ppi_mean`.
+        Each system's arrays as in :func:`ppi_mean`, values in [0, 1].
     paired : bool
         True: the two systems answered the same requests in the same order and people labelled the
         same ones (a paired design); the estimator is :func:`ppi_mean` of the per-request
         differences (``human_a - human_b``, ``judge_a - judge_b``), valid and usually much narrower.
-        False: the labelled sets are independent samples; the estimate is ``theta_a - theta_b`` and
-        the standard error ``sqrt(se_a**2 + se_b**2)``. When both systems' unlabelled requests are
-        the same queries, the judge means are usually positively correlated, which makes this
-        interval conservative (wider than needed).
+        False: the labelled sets are independent samples; the estimate is ``theta_a - theta_b`` with
+        the MOVER interval of the two (for two normal intervals ``+- z sqrt(se_a^2 + se_b^2)``).
+        When both systems' unlabelled requests are the same queries, the judge means are usually
+        positively correlated, which makes this interval conservative (wider than needed).
     confidence, tuned
         As in :func:`ppi_mean`.
+    fallback : bool
+        True (what the pages show): when the normal approximation cannot be trusted
+        (paired: :func:`normal_approximation_problem` of either system's labels, or fewer than
+        :data:`~evalsuite.stats.intervals.MIN_EVENTS` disagreements in the differences;
+        independent: of either system), the human-only difference is given instead (paired: the
+        mean human difference with the Wilson interval of ``(d + 1) / 2``, whose variance is at most
+        the Bernoulli one; independent: MOVER of the two human-only intervals), with the reason in
+        ``extra["note"]``. False: always the normal interval.
 
     Returns
     -------
     Interval
-        ``method`` ``"ppi paired"`` / ``"ppi independent"`` (``++`` when tuned), ``n`` (labelled
-        pairs, or the smaller labelled count), ``too_small`` when ``n < MIN_LABELS``.
+        ``method`` ``"ppi paired"`` / ``"ppi independent"`` (``++`` when tuned) or ``"human only
+        paired"`` / ``"human only independent"``; ``n`` (labelled pairs, or the smaller labelled
+        count), ``too_small`` when ``n < MIN_LABELS``; estimate and ends clipped to [-1, 1].
 
     Raises
     ------
@@ -217,14 +353,20 @@ def ppi_mean_difference(a: tuple[Sequence, Sequence, Sequence], b: tuple[Sequenc
     References
     ----------
     Angelopoulos et al., Science 2023; Saad-Falcon et al., ARES, NAACL 2024 (PPI intervals to rank
-    RAG systems).
+    RAG systems); Newcombe, R. G. (1998), "Interval estimation for the difference between independent
+    proportions", Statistics in Medicine 17; Zou, G. Y. & Donner, A. (2008), "Construction of
+    confidence limits about effect measures: a general approach", Statistics in Medicine 27.
 
     Examples
     --------
     >>> a = ([1, 1, 0, 1], [1, 1, 0, 1], [1, 1, 1, 0])
     >>> b = ([0, 1, 0, 0], [0, 1, 0, 1], [0, 1, 0, 0])
-    >>> round(ppi_mean_difference(a, b, paired=True).estimate, 4)  # 0.5 (judge) + 0.25 (rectifier)
+    >>> iv = ppi_mean_difference(a, b, paired=True, fallback=False)
+    >>> round(iv.estimate, 4)  # 0.5 (judge) + 0.25 (rectifier)
     0.75
+    >>> iv = ppi_mean_difference(a, b, paired=True)  # 4 pairs: the human differences (1, 0, 0, 1)
+    >>> iv.estimate, iv.method
+    (0.5, 'human only paired')
     """
     confidence = _check_confidence(confidence)
     suffix = "++" if tuned else ""
@@ -235,215 +377,36 @@ def ppi_mean_difference(a: tuple[Sequence, Sequence, Sequence], b: tuple[Sequenc
             if len(va) != len(vb):
                 raise EvalSuiteError("paired systems need the same requests in the same order", field=f"b.{name}",
                                      value=f"{len(vb)} values for {len(va)}")
-            arrays.append(va - vb)
-        iv = ppi_mean(*arrays, confidence=confidence, tuned=tuned)
+            arrays.append((va, vb))
+        (ya, yb), (fa, fb), _ = arrays
+        iv = ppi_mean(*(va - vb for va, vb in arrays), confidence=confidence, tuned=tuned, bounds=(-1.0, 1.0))
+        problem = ""
+        if fallback and len(ya) and len(arrays[2][0]) and _in_unit_range(ya, yb, fa, fb):
+            problem = normal_approximation_problem(ya, fa, tuned) or normal_approximation_problem(yb, fb, tuned)
+            disagreements = float(np.abs((ya - yb) - (fa - fb)).sum())
+            if not problem and disagreements < MIN_EVENTS:
+                problem = (f"only {_count(disagreements)} disagreements between the judge's and people's differences in "
+                           f"{len(ya)} pairs: at least {MIN_EVENTS} are needed")
+        if problem:
+            d = (ya - yb + 1) / 2
+            w = share_interval(d, confidence)
+            est, low, high = (2 * x - 1 for x in (w.estimate, w.low, w.high))
+            return Interval(est, low, high, iv.n, "human only paired", confidence, iv.n_unlabelled, iv.too_small,
+                            {"note": problem, "normal": (iv.estimate, iv.low, iv.high)})
         return Interval(iv.estimate, iv.low, iv.high, iv.n, "ppi paired" + suffix, confidence, iv.n_unlabelled,
                         iv.too_small, iv.extra)
-    ia, ib = ppi_mean(*a, confidence=confidence, tuned=tuned), ppi_mean(*b, confidence=confidence, tuned=tuned)
-    est = ia.estimate - ib.estimate
+    if fallback:
+        ma, mb = mean_intervals(*a, confidence=confidence, tuned=tuned), mean_intervals(*b, confidence=confidence, tuned=tuned)
+        ia, ib = ma["ppi"], mb["ppi"]
+        notes = [f"{name}: {iv.note}" for name, iv in (("a", ia), ("b", ib)) if iv.note]
+    else:
+        ia, ib = ppi_mean(*a, confidence=confidence, tuned=tuned), ppi_mean(*b, confidence=confidence, tuned=tuned)
+        notes = []
+    est, low, high = _clip(_mover_difference(ia, ib), -1.0, 1.0)
     se = math.sqrt(ia.extra.get("se", math.nan) ** 2 + ib.extra.get("se", math.nan) ** 2)
-    half = _z(confidence) * se
     n = min(ia.n, ib.n)
-    return Interval(est, est - half, est + half, n, "ppi independent" + suffix, confidence,
-                    min(ia.n_unlabelled, ib.n_unlabelled), n < MIN_LABELS, {"se": se})
-
-
-def _per_request(judgements, predictor: str):
-    """Per (system, query_id): mean judge value over items, mean human label over labelled items."""
-    column = {"label": "judge_label", "score": "judge_score"}.get(predictor)
-    if column is None:
-        raise EvalSuiteError("predictor must be 'label' or 'score'", field="predictor", value=predictor)
-    t = judgements[judgements[column].notna()]
-    grouped = t.groupby(["system", "query_id"], sort=True)
-    out = grouped[column].mean().to_frame("judge")
-    out["human"] = grouped["human_label"].mean()  # NaN when no item of the request is labelled
-    return out.reset_index()
-
-
-def labelled_subset(judgements, n_queries: int, seed: int = 0):
-    """Keep human labels on ``n_queries`` randomly chosen request ids only (the same ids for every
-    system: a paired design), hide the rest, to simulate a small labelling budget.
-
-    Parameters
-    ----------
-    judgements : pandas.DataFrame
-        A judgement table with human labels.
-    n_queries : int >= 0
-        How many request ids keep their labels (among those that have any).
-    seed : int
-        Seed of ``numpy.random.default_rng`` (the same seed gives the same subset).
-
-    Returns
-    -------
-    pandas.DataFrame
-        A copy with ``human_label`` and ``human_score`` set to NaN outside the chosen ids, and a
-        column ``held_out_label`` keeping the original label (to show the all-labels mean).
-
-    Raises
-    ------
-    EvalSuiteError
-        ``n_queries`` negative or not an integer.
-
-    References
-    ----------
-    ARES (Saad-Falcon et al., 2024) uses about 150 labelled requests as its validation set.
-
-    Examples
-    --------
-    >>> from evalsuite.stats.judgement_tables import read_judgements
-    >>> t = read_judgements(b"query_id,judge_label,human_label\\nq1,1,1\\nq2,0,0\\nq3,1,0\\n")
-    >>> int(labelled_subset(t, 2, seed=1)["human_label"].notna().sum())
-    2
-    """
-    if isinstance(n_queries, bool) or not isinstance(n_queries, numbers.Integral) or n_queries < 0:
-        raise EvalSuiteError("n_queries must be an integer >= 0", field="n_queries", value=n_queries)
-    out = judgements.copy()
-    out["held_out_label"] = out["human_label"]
-    ids = np.array(sorted(out.loc[out["human_label"].notna(), "query_id"].astype(str).unique()))
-    rng = np.random.default_rng(seed)
-    keep = set(rng.choice(ids, size=min(int(n_queries), len(ids)), replace=False).tolist()) if len(ids) else set()
-    hide = ~out["query_id"].astype(str).isin(keep)
-    out.loc[hide, "human_label"] = np.nan
-    if "human_score" in out:
-        out.loc[hide, "human_score"] = np.nan
-    return out
-
-
-def system_intervals(judgements, confidence: float = 0.95, tuned: bool = False, predictor: str = "label"):
-    """Judge-only, human-only and PPI means per judgement type and system.
-
-    The unit is the request: a request's judge value is the mean of the judge's verdicts over its
-    items (claims, chunks), its human value the mean of the human labels over its labelled items,
-    so the target is the system's mean of the per-request human rate (the faithfulness people
-    would give it). Requests with a human label are the labelled set; the others the unlabelled.
-
-    Parameters
-    ----------
-    judgements : pandas.DataFrame
-        A judgement table (one judge; filter first if it holds several).
-    confidence, tuned
-        As in :func:`ppi_mean`.
-    predictor : "label" or "score"
-        Which judge column predicts the human label (default the verdict).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per (judgement, system, estimator) with ``estimator`` in ``judge only``,
-        ``human only``, ``PPI``: ``estimate``, ``low``, ``high``, ``n`` (human-labelled requests;
-        for ``judge only``, all judged requests), ``n_unlabelled``, ``too_small``; and
-        ``held_out`` (the human mean over every labelled request of the original table when
-        :func:`labelled_subset` hid some; else NaN).
-
-    Raises
-    ------
-    EvalSuiteError
-        A bad ``predictor``; bad values as :func:`ppi_mean`.
-
-    References
-    ----------
-    Angelopoulos et al., Science 2023; Saad-Falcon et al., ARES, NAACL 2024.
-
-    Examples
-    --------
-    >>> from evalsuite.stats.judgement_tables import read_judgements
-    >>> t = read_judgements(b"query_id,judge_label,human_label\\nq1,1,1\\nq2,0,0\\nq3,1,\\nq4,1,\\n")
-    >>> system_intervals(t)[["estimator", "estimate", "n", "n_unlabelled"]].values.tolist()
-    [['judge only', 0.75, 4, 0], ['human only', 0.5, 2, 0], ['PPI', 1.0, 2, 2]]
-    """
-    import pandas as pd
-
-    rows = []
-    for judgement_name, part in judgements.groupby("judgement", sort=True):
-        per = _per_request(part, predictor)
-        held = None
-        if "held_out_label" in part:
-            held = part.groupby(["system", "query_id"])["held_out_label"].mean().groupby("system").mean()
-        for system, g in per.groupby("system", sort=True):
-            lab = g[g["human"].notna()]
-            unl = g[g["human"].isna()]
-            m = mean_intervals(lab["human"].to_numpy(), lab["judge"].to_numpy(), unl["judge"].to_numpy(),
-                               confidence, tuned)
-            for label, key in (("judge only", "judge"), ("human only", "human"), ("PPI", "ppi")):
-                iv = m[key]
-                rows.append({"judgement": judgement_name, "system": system, "estimator": label,
-                             "estimate": iv.estimate, "low": iv.low, "high": iv.high, "n": iv.n,
-                             "n_unlabelled": iv.n_unlabelled, "too_small": iv.too_small if key != "judge" else False,
-                             "held_out": float(held.get(system, math.nan)) if held is not None else math.nan})
-    return pd.DataFrame(rows, columns=["judgement", "system", "estimator", "estimate", "low", "high", "n",
-                                       "n_unlabelled", "too_small", "held_out"])
-
-
-def difference_interval(judgements, system_a: str, system_b: str, judgement: str | None = None,
-                        confidence: float = 0.95, tuned: bool = False, predictor: str = "label") -> Interval:
-    """PPI interval of ``mean(system_b) - mean(system_a)`` for Compare (*system - baseline*).
-
-    Requests both systems answered are paired by ``query_id``: when people labelled the same
-    requests for both (at least 2), the paired estimator of :func:`ppi_mean_difference` runs on the
-    shared requests (labelled where both have a human value, unlabelled where neither has);
-    otherwise the two systems' PPI means are treated as independent.
-
-    Parameters
-    ----------
-    judgements : pandas.DataFrame
-        A judgement table.
-    system_a : str
-        The baseline.
-    system_b : str
-        The system compared with it.
-    judgement : str, optional
-        Judgement type; required when the table has several.
-    confidence, tuned, predictor
-        As in :func:`system_intervals`.
-
-    Returns
-    -------
-    Interval
-        The difference ``b - a`` (the sign of Compare's ``diff``), ``method`` saying paired or
-        independent, ``too_small`` when fewer than :data:`MIN_LABELS` labelled requests back it.
-
-    Raises
-    ------
-    EvalSuiteError
-        An unknown system or judgement; several judgement types and none chosen.
-
-    References
-    ----------
-    Angelopoulos et al., Science 2023; Saad-Falcon et al., ARES, NAACL 2024.
-
-    Examples
-    --------
-    >>> from evalsuite.stats.judgement_tables import read_judgements
-    >>> t = read_judgements(b"query_id,system,judge_label,human_label\\nq1,a,1,1\\nq2,a,0,0\\nq3,a,1,\\n"
-    ...                     b"q1,b,1,1\\nq2,b,1,1\\nq3,b,1,\\n")
-    >>> iv = difference_interval(t, "a", "b")
-    >>> round(iv.estimate, 4), iv.method, iv.n
-    (0.0, 'ppi paired', 2)
-    """
-    kinds = sorted(judgements["judgement"].unique())
-    if judgement is None:
-        if len(kinds) != 1:
-            raise EvalSuiteError("the table has several judgement types: choose one", field="judgement",
-                                 value=", ".join(map(str, kinds)))
-        judgement = kinds[0]
-    if judgement not in kinds:
-        raise EvalSuiteError("no such judgement type in the table", field="judgement", value=judgement)
-    per = _per_request(judgements[judgements["judgement"] == judgement], predictor)
-    systems = set(per["system"])
-    for name, s in (("system_a", system_a), ("system_b", system_b)):
-        if s not in systems:
-            raise EvalSuiteError("no such system in the table", field=name, value=s)
-    a = per[per["system"] == system_a].set_index("query_id")
-    b = per[per["system"] == system_b].set_index("query_id")
-    common = a.index.intersection(b.index)
-    both = common[a.loc[common, "human"].notna().to_numpy() & b.loc[common, "human"].notna().to_numpy()]
-    neither = common[a.loc[common, "human"].isna().to_numpy() & b.loc[common, "human"].isna().to_numpy()]
-    if len(both) >= 2 and len(neither) >= 1:
-        arrays = [(x.loc[both, "human"].to_numpy(), x.loc[both, "judge"].to_numpy(), x.loc[neither, "judge"].to_numpy())
-                  for x in (b, a)]
-        return ppi_mean_difference(arrays[0], arrays[1], paired=True, confidence=confidence, tuned=tuned)
-    arrays = []
-    for x in (b, a):
-        lab, unl = x[x["human"].notna()], x[x["human"].isna()]
-        arrays.append((lab["human"].to_numpy(), lab["judge"].to_numpy(), unl["judge"].to_numpy()))
-    return ppi_mean_difference(arrays[0], arrays[1], paired=False, confidence=confidence, tuned=tuned)
+    method = ("human only independent" if notes else "ppi independent" + suffix)
+    extra = {"se": se}
+    if notes:
+        extra["note"] = "; ".join(notes)
+    return Interval(est, low, high, n, method, confidence, min(ia.n_unlabelled, ib.n_unlabelled), n < MIN_LABELS, extra)

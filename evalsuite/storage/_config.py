@@ -22,6 +22,7 @@ from ._model import (
     _check_cap,
     _check_days,
     _redact_url,
+    server_error,
 )
 from ._postgres import _PostgresBackend
 from ._sqlite import SQLITE_FILENAME, _SQLiteBackend
@@ -139,8 +140,8 @@ def open_store(url: str | None = None, *, data_dir: str | os.PathLike | None = N
     try:
         backend.initialise()  # a database error leaves as a StoreError
     except OSError as exc:
-        raise StoreError(f"cannot create the workspace store directory for {backend.location}: "
-                         f"{exc.strerror or exc}", code="unavailable") from None
+        raise server_error("cannot create the workspace store's directory", code="unavailable",
+                           detail=f"for {backend.location}: {exc.strerror or exc}") from None
     return Store(backend, max_dataset_bytes=max_dataset_bytes, max_workspace_bytes=max_workspace_bytes,
                  default_expiry_days=default_expiry_days, clock=clock,
                  orphan_grace_seconds=float(orphan_grace_seconds))

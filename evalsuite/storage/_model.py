@@ -8,6 +8,7 @@ import base64
 import hashlib
 import hmac
 import json
+import logging
 import math
 import re
 import secrets
@@ -48,6 +49,10 @@ MAX_EXPIRY_DAYS = 3650
 DEFAULT_ORPHAN_GRACE_SECONDS = 600.0
 MAX_DATASETS_PER_WORKSPACE = 500
 MAX_META_BYTES = 64 * 1024
+MAX_META_DEPTH = 32  # a view state needs 4
+MAX_META_ITEMS = 10_000
+MAX_TOKEN_CHARS = 200  # owner tokens are 43 characters
+MAX_LISTED_IDS = 1_000  # workspace ids asked about in one list_workspaces call
 
 _ID_RANDOM_BYTES = 24  # 192 bits from secrets.token_bytes: the part nobody can guess
 _ID_CHECK_BYTES = 3  # a check on those bits, so a changed or mistyped link is told apart
@@ -77,11 +82,27 @@ class StoreError(EvalSuiteError):
         dataset that is not stored), ``"corrupt"`` (stored bytes do not match their digest, or the
         database itself is damaged: a SQLite file overwritten, cut short or not a SQLite database
         at all) or ``"unavailable"`` (the database cannot be reached or used).
+    detail : str or None
+        For the operator only: where the store is (a file path, a database URL without its
+        password) and what the database said. It is never part of the message, which a visitor
+        may see; :func:`server_error` writes it to the log (logger ``evalsuite.storage``).
     """
 
-    def __init__(self, reason: str, *, code: str, **where: Any) -> None:
+    def __init__(self, reason: str, *, code: str, detail: str | None = None, **where: Any) -> None:
         self.code = code
+        self.detail = detail
         super().__init__(reason, **where)
+
+
+_LOG = logging.getLogger("evalsuite.storage")
+
+
+def server_error(reason: str, *, code: str, detail: str) -> StoreError:
+    """A StoreError about the server's database: the message says what failed in words a visitor
+    may see (no file path, URL or database message); ``detail`` (the store's location and what the
+    database said) goes to the operator's log and the error's ``detail`` attribute."""
+    _LOG.error("workspace store: %s: %s", reason, detail)
+    return StoreError(f"{reason} (the server's log has the details)", code=code, detail=detail)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -328,6 +349,51 @@ def _check_text(value: Any, name: str, max_chars: int) -> str:
     return text
 
 
+def _check_count(value: Any, name: str, limit: int = 2**62) -> int:
+    """A whole number from 0 to ``limit`` (a count of records, bytes, tokens: what a database
+    integer column holds)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= limit:
+        raise StoreError(f"{name} is a whole number from 0 to {limit:,}", code="invalid_argument", field=name,
+                         value=value if isinstance(value, (int, float, str, type(None))) else type(value).__name__)
+    return value
+
+
+def _check_amount(value: Any, name: str, limit: float = 1e15) -> float:
+    """A finite number from 0 to ``limit`` (a cost)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 <= value <= limit):
+        raise StoreError(f"{name} is a number from 0 to {limit:g}", code="invalid_argument", field=name,
+                         value=value if isinstance(value, (float, str, type(None))) else type(value).__name__)
+    return float(value)
+
+
+def _short_text(value: Any, name: str, limit: int = _MAX_NAME_CHARS) -> str:
+    """Text kept for the record (a label, a model name, a message), cut to ``limit`` characters."""
+    if not isinstance(value, str):
+        raise StoreError(f"{name} must be text", code="invalid_argument", field=name, value=type(value).__name__)
+    return value[:limit]
+
+
+_RUN_ID_PATTERN = re.compile(r"[0-9a-f]{24}")
+
+
+def _check_run_id(value: Any) -> str:
+    """A judge run's id, as begin_judge_run returned it (24 hex digits)."""
+    if isinstance(value, str) and _RUN_ID_PATTERN.fullmatch(value):
+        return value
+    raise StoreError("a judge run id is the text begin_judge_run returned (24 hex digits)", code="invalid_argument",
+                     field="run_id", value=value if isinstance(value, str) and len(value) < 100 else None)
+
+
+def _check_token(value: Any) -> str | None:
+    """An owner token: text of at most MAX_TOKEN_CHARS characters, or None."""
+    if value is None or (isinstance(value, str) and not value):
+        return None
+    if not isinstance(value, str) or len(value) > MAX_TOKEN_CHARS:
+        raise StoreError("the owner token is the text save_workspace returned", code="wrong_token",
+                         field="owner_token", value=None)
+    return value
+
+
 def _check_days(value: Any, name: str) -> float | None:
     if value is None:
         return None
@@ -347,12 +413,58 @@ def _check_cap(value: Any, name: str, limit: int) -> int:
     return value
 
 
+def _check_json_value(value: Any, name: str) -> None:
+    """Walk a JSON value without recursion: at most MAX_META_DEPTH levels and MAX_META_ITEMS values,
+    keys that are text, text of at most MAX_META_BYTES characters in all, finite numbers, integers
+    of at most 64 bits. A value past any of these is refused before json.dumps recurses into it."""
+    stack = [(value, 1)]
+    items = 0
+    chars = 0
+    while stack:
+        item, depth = stack.pop()
+        items += 1
+        if items > MAX_META_ITEMS:
+            raise StoreError(f"{name} holds more than {MAX_META_ITEMS:,} values", code="invalid_argument",
+                             field=name, value=None)
+        if depth > MAX_META_DEPTH:
+            raise StoreError(f"{name} is nested more than {MAX_META_DEPTH} levels deep", code="invalid_argument",
+                             field=name, value=None)
+        if item is None or isinstance(item, bool):
+            continue
+        if isinstance(item, str):
+            chars += len(item)
+        elif isinstance(item, int):
+            if item.bit_length() > 64:
+                raise StoreError(f"{name} holds an integer wider than 64 bits", code="invalid_argument",
+                                 field=name, value=None)
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise StoreError(f"{name} holds a number that is not finite", code="invalid_argument",
+                                 field=name, value=item)
+        elif isinstance(item, Mapping):
+            for key, inner in item.items():
+                if not isinstance(key, str):
+                    raise StoreError(f"the keys of {name} are text", code="invalid_argument", field=name,
+                                     value=type(key).__name__)
+                chars += len(key)
+                stack.append((inner, depth + 1))
+        elif isinstance(item, (list, tuple)):
+            stack.extend((inner, depth + 1) for inner in item)
+        else:
+            raise StoreError(f"{name} must hold only JSON values (text, numbers, lists, dicts), not "
+                             f"{type(item).__name__}", code="invalid_argument", field=name, value=None)
+        if chars > MAX_META_BYTES:
+            raise StoreError(f"{name} holds more than {_format_size(MAX_META_BYTES)} of text", code="invalid_argument",
+                             field=name, value=None)
+
+
 def _meta_json(meta: Any) -> str:
     if meta is None:
         return "{}"
     if not isinstance(meta, Mapping):
         raise StoreError("meta is a dict of JSON values", code="invalid_argument", field="meta",
                          value=meta)
+    _check_json_value(meta, "meta")
     try:
         text = json.dumps(dict(meta), allow_nan=False, ensure_ascii=False, sort_keys=True,
                           separators=(",", ":"))

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ._model import StoreError, _redact_url
+from ._model import StoreError, _redact_url, server_error
 from ._schema import _FETCH_BLOB, _create_schema
 
 
@@ -51,8 +51,8 @@ class _PostgresBackend:
             conn.prepare_threshold = None
         except psycopg.Error as exc:
             # libpq's message names host, port and user, never the password; the URL may hold one.
-            raise StoreError(f"cannot connect to the PostgreSQL workspace store at "
-                             f"{_redact_url(self.url)}: {str(exc).strip()}", code="unavailable") from None
+            raise server_error("cannot connect to the workspace store", code="unavailable",
+                               detail=f"PostgreSQL at {_redact_url(self.url)}: {str(exc).strip()}") from None
         if self.schema:
             conn.execute(self._pgsql.SQL("SET search_path TO {}").format(
                 self._pgsql.Identifier(self.schema)))
@@ -111,8 +111,8 @@ class _PostgresBackend:
                 _create_schema(self, conn, int_type="BIGINT", real_type="DOUBLE PRECISION",
                                blob_type="BYTEA")
         except self._psycopg.Error as exc:
-            raise StoreError(f"cannot set up the PostgreSQL workspace store at {self.location}: "
-                             f"{str(exc).strip()}", code="unavailable") from None
+            raise server_error("cannot set up the workspace store", code="unavailable",
+                               detail=f"PostgreSQL at {self.location}: {str(exc).strip()}") from None
         finally:
             conn.close()
 
@@ -121,10 +121,10 @@ class _PostgresBackend:
         # The server's message names tables and values, never the password; location hides it.
         errors = self._psycopg.errors
         if isinstance(exc, (errors.DataCorrupted, errors.IndexCorrupted)):
-            return StoreError(f"cannot {doing}: the PostgreSQL workspace store at {self.location} reports "
-                              f"damaged data: {str(exc).strip()}", code="corrupt")
-        return StoreError(f"cannot {doing}: the PostgreSQL workspace store at {self.location} failed: "
-                          f"{str(exc).strip()}", code="unavailable")
+            return server_error(f"cannot {doing}: the workspace store reports damaged data", code="corrupt",
+                                detail=f"PostgreSQL at {self.location}: {str(exc).strip()}")
+        return server_error(f"cannot {doing}: the workspace store failed", code="unavailable",
+                            detail=f"PostgreSQL at {self.location}: {str(exc).strip()}")
 
     @staticmethod
     def extra_checks(conn: Any) -> list[str]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._model import StoreError
+from ._model import StoreError, server_error
 
-SCHEMA_VERSION = 2  # 2: workspace owners, the judge-run audit log, daily usage
+SCHEMA_VERSION = 3  # 2: workspace owners, the judge-run audit log, daily usage; 3: labelling tasks and labels
 
 # {int} {real} {blob} are the backend's types.
 _TABLES = (
@@ -86,19 +86,49 @@ _TABLES = (
     """CREATE TABLE IF NOT EXISTS evalsuite_quota_locks (
         user_id TEXT NOT NULL PRIMARY KEY,
         checks {int} NOT NULL DEFAULT 0)""",
+    # Version 3. Labelling tasks (a records file kept as a dataset, a judged metric, systems, how
+    # the next record is chosen) and the labels people give in them, one row per record and labeller.
+    """CREATE TABLE IF NOT EXISTS evalsuite_label_tasks (
+        task_id TEXT NOT NULL PRIMARY KEY,
+        name TEXT NOT NULL,
+        owner_id TEXT,
+        created_by TEXT NOT NULL,
+        created_at {real} NOT NULL,
+        digest TEXT NOT NULL REFERENCES evalsuite_datasets (digest),
+        filename TEXT NOT NULL,
+        judgement TEXT NOT NULL,
+        systems_json TEXT NOT NULL,
+        mode TEXT NOT NULL CHECK (mode IN ('active', 'uniform')),
+        seed {int} NOT NULL,
+        meta_json TEXT NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS evalsuite_label_tasks_owner ON evalsuite_label_tasks (owner_id)",
+    "CREATE INDEX IF NOT EXISTS evalsuite_label_tasks_digest ON evalsuite_label_tasks (digest)",
+    """CREATE TABLE IF NOT EXISTS evalsuite_labels (
+        task_id TEXT NOT NULL REFERENCES evalsuite_label_tasks (task_id) ON DELETE CASCADE,
+        query_id TEXT NOT NULL,
+        system TEXT NOT NULL,
+        labeller_id TEXT NOT NULL,
+        labeller TEXT NOT NULL,
+        label INTEGER CHECK (label IN (0, 1)),
+        labelled_at {real} NOT NULL,
+        PRIMARY KEY (task_id, query_id, system, labeller_id))""",
 )
 
 # Schema version 1 -> 2: workspaces get an owner (the signed-in user who saved them, or NULL).
+# 2 -> 3: only new tables (created above with the others).
 _MIGRATIONS = {
     1: ("ALTER TABLE evalsuite_workspaces ADD COLUMN owner_id TEXT",),
+    2: (),
 }
 _AFTER_MIGRATIONS = (
     "CREATE INDEX IF NOT EXISTS evalsuite_workspaces_owner ON evalsuite_workspaces (owner_id)",
 )
 
+# A dataset is kept while a workspace or a labelling task refers to it.
 _GC_ORPHANS = (
     "DELETE FROM evalsuite_datasets WHERE last_put_at < ? AND NOT EXISTS "
-    "(SELECT 1 FROM evalsuite_workspace_datasets r WHERE r.digest = evalsuite_datasets.digest)"
+    "(SELECT 1 FROM evalsuite_workspace_datasets r WHERE r.digest = evalsuite_datasets.digest) AND NOT EXISTS "
+    "(SELECT 1 FROM evalsuite_label_tasks t WHERE t.digest = evalsuite_datasets.digest)"
 )
 
 _FETCH_BLOB = (
@@ -115,9 +145,9 @@ def _create_schema(backend: Any, conn: Any, *, int_type: str, real_type: str, bl
         row = backend.execute(conn, "SELECT value FROM evalsuite_store_meta "
                                     "WHERE key = 'schema_version'").fetchone()
     if row is not None and int(row[0]) > SCHEMA_VERSION:
-        raise StoreError(f"the workspace store at {backend.location} was made by a newer EvalSuite "
-                         f"(schema version {row[0]}, this one knows {SCHEMA_VERSION}); upgrade EvalSuite",
-                         code="unavailable")
+        raise server_error(f"the workspace store was made by a newer EvalSuite (schema version {row[0]}, this one "
+                           f"knows {SCHEMA_VERSION}); upgrade EvalSuite", code="unavailable",
+                           detail=f"store at {backend.location}")
     for statement in _TABLES:
         backend.execute(conn, statement.replace("{int}", int_type).replace("{real}", real_type)
                         .replace("{blob}", blob_type))

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ._model import StoreError
+from ._model import StoreError, server_error
 from ._schema import _FETCH_BLOB, _create_schema
 
 SQLITE_FILENAME = "workspaces.sqlite3"
@@ -34,8 +34,9 @@ def _sqlite_damaged(exc: BaseException) -> bool:
 
 
 def _sqlite_damaged_message(path: Path, exc: BaseException) -> str:
-    return (f"the SQLite workspace store file {path} is damaged or is not a SQLite database "
-            f"({str(exc).strip()}); restore it from a backup, or move it aside to start an empty store")
+    """For the operator's log: the file and what SQLite said."""
+    return (f"the SQLite file {path} is damaged or is not a SQLite database ({str(exc).strip()}); restore it "
+            "from a backup, or move it aside to start an empty store")
 
 
 class _SQLiteBackend:
@@ -114,8 +115,8 @@ class _SQLiteBackend:
         except sqlite3.Error as exc:
             if _sqlite_damaged(exc):
                 raise self.database_error(exc, "open the workspace store") from None
-            raise StoreError(f"cannot open the SQLite workspace store at {self.location}: {exc}",
-                             code="unavailable") from None
+            raise server_error("cannot open the workspace store", code="unavailable",
+                               detail=f"SQLite file {self.location}: {exc}") from None
 
     def _set_wal(self, conn: sqlite3.Connection) -> None:
         """Switch the file to WAL, waiting up to the busy timeout for other processes: SQLite
@@ -134,9 +135,10 @@ class _SQLiteBackend:
     def database_error(self, exc: BaseException, doing: str) -> StoreError:
         """The StoreError for a sqlite3 error other than an OperationalError."""
         if _sqlite_damaged(exc):
-            return StoreError(f"cannot {doing}: {_sqlite_damaged_message(self.path, exc)}", code="corrupt")
-        return StoreError(f"cannot {doing}: the SQLite workspace store file {self.path} failed: "
-                          f"{str(exc).strip()}", code="unavailable")
+            return server_error(f"cannot {doing}: the workspace store is damaged; its operator must restore it",
+                                code="corrupt", detail=_sqlite_damaged_message(self.path, exc))
+        return server_error(f"cannot {doing}: the workspace store failed", code="unavailable",
+                            detail=f"SQLite file {self.path}: {str(exc).strip()}")
 
     def extra_checks(self, conn: sqlite3.Connection) -> list[str]:
         problems = []

@@ -35,7 +35,8 @@ audit log of judge runs and the bytes uploaded per user and day, and applies the
 :mod:`evalsuite.hosting` in the same transactions as the writes they allow (``_usage``).
 
 The Store's operations are spread over modules by idea: datasets, transactions and upkeep here,
-workspaces in ``_workspaces``, usage in ``_usage``, the connection pool in ``_pool``.
+workspaces in ``_workspaces``, usage in ``_usage``, labelling tasks and human labels in
+``_labels``, the connection pool in ``_pool``.
 
 Every problem raises :class:`StoreError`, an :class:`~evalsuite.errors.EvalSuiteError` whose
 ``code`` tells a program which case it is (``"deleted"``, ``"expired"``, ``"too_large"`` ...) and
@@ -59,8 +60,10 @@ from ._model import (
     _check_kind,
     _check_text,
     _format_size,
+    server_error,
 )
 from ._pool import _Pool
+from ._labels import LabelOps
 from ._schema import _GC_ORPHANS
 from ._usage import UsageOps
 from ._workspaces import WorkspaceOps
@@ -68,7 +71,7 @@ from ._workspaces import WorkspaceOps
 __all__ = ["Store"]
 
 
-class Store(WorkspaceOps, UsageOps):
+class Store(WorkspaceOps, UsageOps, LabelOps):
     """Datasets by content and workspaces by random id, in SQLite or PostgreSQL.
 
     Make one with :func:`open_store` (or :func:`open_store_from_config`). A Store is safe to share
@@ -139,8 +142,8 @@ class Store(WorkspaceOps, UsageOps):
             with self._pool.connection() as conn, self._backend.transaction(conn, write=write):
                 yield conn
         except self._backend.operational_errors as exc:
-            raise StoreError(f"the workspace store at {self.location} cannot be used right now: "
-                             f"{str(exc).strip()}", code="unavailable") from exc
+            raise server_error("the workspace store cannot be used right now", code="unavailable",
+                               detail=f"{self.location}: {str(exc).strip()}") from exc
         except self._backend.database_errors as exc:
             if foreign_key_errors and isinstance(exc, self._backend.foreign_key_errors):
                 raise

@@ -14,10 +14,13 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
+from collections.abc import Mapping
 from typing import Any
 
 from ..hosting import Limits, admit_judge_run, check_upload, utc_day_start
-from ._model import _MAX_NAME_CHARS, StoreError, _check_text, _utc
+from ._model import (
+    _MAX_NAME_CHARS, StoreError, _check_amount, _check_count, _check_run_id, _check_text, _short_text, _utc,
+)
 
 __all__ = ["JudgeRun", "STALE_RUN_SECONDS"]
 
@@ -129,8 +132,17 @@ class UsageOps:
             ``"invalid_argument"``; ``"unavailable"``.
         """
         user_id = _check_text(user_id, "user_id", _MAX_NAME_CHARS)
-        if origin not in ("operator", "typed"):
-            raise StoreError("origin is 'operator' or 'typed'", code="invalid_argument", field="origin", value=origin)
+        user_label, model, endpoint = (_short_text(v, n) for v, n in ((user_label, "user_label"), (model, "model"),
+                                                                        (endpoint, "endpoint")))
+        records = _check_count(records, "records")
+        if run_budget is not None:
+            run_budget = _check_amount(run_budget, "run_budget")
+        if limits is not None and not isinstance(limits, Limits):
+            raise StoreError("limits is an evalsuite.hosting.Limits", code="invalid_argument", field="limits",
+                             value=type(limits).__name__)
+        if not isinstance(origin, str) or origin not in ("operator", "typed"):
+            raise StoreError("origin is 'operator' or 'typed'", code="invalid_argument", field="origin",
+                             value=origin if isinstance(origin, str) else type(origin).__name__)
         limits = limits or Limits(judge_runs_at_once=None, judge_runs_at_once_total=None)
         run_id = secrets.token_hex(12)
         now = self._clock()
@@ -155,8 +167,7 @@ class UsageOps:
                 raise StoreError(decision.message, code="limit_reached")
             self._sql(conn, f"INSERT INTO evalsuite_judge_runs ({_COLUMNS}) VALUES "
                             "(?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, 0, 0, 0, 0, 0, ?, 'running', '')",
-                      (run_id, user_id, str(user_label)[:_MAX_NAME_CHARS], now, now, str(model)[:_MAX_NAME_CHARS],
-                       str(endpoint)[:_MAX_NAME_CHARS], origin, int(records),
+                      (run_id, user_id, user_label, now, now, model, endpoint, origin, records,
                        float(decision.budget or 0.0) if origin == "operator" else 0.0))
         return run_id, decision.budget
 
@@ -164,13 +175,20 @@ class UsageOps:
         """Write a run's counts (``stats``: requests or calls, cache_hits, prompt_tokens,
         completion_tokens, cost) as its heartbeat, or, with ``outcome``, as its end (the budget it
         held is released)."""
-        if outcome is not None and outcome not in OUTCOMES[1:]:
+        if outcome is not None and (not isinstance(outcome, str) or outcome not in OUTCOMES[1:]):
             raise StoreError(f"outcome is one of {', '.join(OUTCOMES[1:])}", code="invalid_argument", field="outcome",
-                             value=outcome)
+                             value=outcome if isinstance(outcome, str) else type(outcome).__name__)
+        run_id = _check_run_id(run_id)
+        message = _short_text(message, "message", 2000)
+        if not isinstance(stats, Mapping):
+            raise StoreError("stats is a mapping of counts (requests, cache_hits, prompt_tokens, completion_tokens, "
+                             "cost)", code="invalid_argument", field="stats", value=type(stats).__name__)
         now = self._clock()
-        values = (int(stats.get("requests", stats.get("calls", 0)) or 0), int(stats.get("cache_hits", 0) or 0),
-                  int(stats.get("prompt_tokens", 0) or 0), int(stats.get("completion_tokens", 0) or 0),
-                  float(stats.get("cost", 0.0) or 0.0))
+        values = (_check_count(stats.get("requests", stats.get("calls", 0)) or 0, "requests"),
+                  _check_count(stats.get("cache_hits", 0) or 0, "cache_hits"),
+                  _check_count(stats.get("prompt_tokens", 0) or 0, "prompt_tokens"),
+                  _check_count(stats.get("completion_tokens", 0) or 0, "completion_tokens"),
+                  _check_amount(stats.get("cost", 0.0) or 0.0, "cost"))
         with self._transaction(write=True, doing="record a judge run") as conn:
             if outcome is None:
                 self._sql(conn, "UPDATE evalsuite_judge_runs SET requests = ?, cache_hits = ?, prompt_tokens = ?, "
@@ -180,7 +198,7 @@ class UsageOps:
                 self._sql(conn, "UPDATE evalsuite_judge_runs SET requests = ?, cache_hits = ?, prompt_tokens = ?, "
                                 "completion_tokens = ?, cost = ?, updated_at = ?, finished_at = ?, reserved = 0, "
                                 "outcome = ?, message = ? WHERE run_id = ?",
-                          (*values, now, now, outcome, str(message)[:2000], run_id))
+                          (*values, now, now, outcome, message, run_id))
 
     def judge_runs(self, *, since: float | None = None, user_id: str | None = None,
                    limit: int = 10_000) -> list[JudgeRun]:
@@ -189,10 +207,11 @@ class UsageOps:
         where, params = ["1 = 1"], []
         if since is not None:
             where.append("started_at >= ?")
-            params.append(float(since))
+            params.append(_check_amount(since, "since", 1e11))
         if user_id is not None:
             where.append("user_id = ?")
-            params.append(user_id)
+            params.append(_check_text(user_id, "user_id", _MAX_NAME_CHARS))
+        limit = _check_count(limit, "limit", 10**7)
         with self._transaction(write=False, doing="read the judge runs") as conn:
             rows = self._sql(conn, f"SELECT {_COLUMNS} FROM evalsuite_judge_runs WHERE {' AND '.join(where)} "
                                    "ORDER BY started_at DESC, run_id LIMIT ?", (*params, int(limit))).fetchall()
@@ -209,6 +228,10 @@ class UsageOps:
             counted then).
         """
         user_id = _check_text(user_id, "user_id", _MAX_NAME_CHARS)
+        size = _check_count(size, "size")
+        if limits is not None and not isinstance(limits, Limits):
+            raise StoreError("limits is an evalsuite.hosting.Limits", code="invalid_argument", field="limits",
+                             value=type(limits).__name__)
         day = _day(self._clock())
         with self._transaction(write=True, doing="count an upload") as conn:
             self._lock_quota(conn, user_id)
@@ -225,6 +248,7 @@ class UsageOps:
 
     def uploaded_today(self, user_id: str) -> int:
         """Bytes ``user_id`` uploaded today (UTC)."""
+        user_id = _check_text(user_id, "user_id", _MAX_NAME_CHARS)
         with self._transaction(write=False, doing="read the upload total") as conn:
             row = self._sql(conn, "SELECT upload_bytes FROM evalsuite_daily_usage WHERE user_id = ? AND day = ?",
                             (user_id, _day(self._clock()))).fetchone()

@@ -9,16 +9,20 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..errors import shorten
 from ._model import (
     MAX_DATASETS_PER_WORKSPACE,
+    MAX_LISTED_IDS,
     _MAX_NAME_CHARS,
     DatasetRef,
     SavedWorkspace,
     StoreError,
     Workspace,
     WorkspaceSummary,
+    _check_count,
     _check_days,
     _check_text,
+    _check_token,
     _evalsuite_version,
     _format_size,
     _meta_json,
@@ -79,9 +83,14 @@ class WorkspaceOps:
         name = _check_text(name, "name", _MAX_NAME_CHARS)
         if owner_id is not None:
             owner_id = _check_text(owner_id, "owner_id", _MAX_NAME_CHARS)
+        if max_owned is not None:
+            max_owned = _check_count(max_owned, "max_owned", 10**9)
         if isinstance(datasets, (str, bytes)) or not isinstance(datasets, Sequence):
             raise StoreError("datasets is a list of DatasetRef", code="invalid_argument",
                              field="datasets", value=type(datasets).__name__)
+        if len(datasets) > MAX_DATASETS_PER_WORKSPACE:  # before copying a huge sequence
+            raise StoreError(f"a workspace holds at most {MAX_DATASETS_PER_WORKSPACE} datasets, "
+                             f"not {len(datasets)}", code="invalid_argument", field="datasets", value=None)
         refs = list(datasets)
         if not refs:
             raise StoreError("a workspace needs at least one dataset", code="invalid_argument",
@@ -225,7 +234,10 @@ class WorkspaceOps:
             ``"malformed_id"``, ``"damaged_id"``, ``"unknown_workspace"``, ``"unavailable"``.
         """
         workspace_id = check_workspace_id(workspace_id)
-        if (not isinstance(owner_token, str) or not owner_token) and not owner_id:
+        owner_token = _check_token(owner_token)
+        if owner_id is not None and owner_id != "":
+            owner_id = _check_text(owner_id, "owner_id", _MAX_NAME_CHARS)
+        if owner_token is None and not owner_id:
             raise StoreError("the owner token is the text save_workspace returned",
                              code="wrong_token", field="owner_token", value=None)
         now = self._clock()
@@ -235,9 +247,10 @@ class WorkspaceOps:
             if row is None:
                 raise StoreError("no workspace with this id is stored here", code="unknown_workspace",
                                  field="workspace_id", value=workspace_id)
-            by_token = isinstance(owner_token, str) and bool(owner_token) and hmac.compare_digest(
-                _token_hash(owner_token), row[0])
-            by_owner = bool(owner_id) and row[2] is not None and hmac.compare_digest(str(owner_id), row[2])
+            by_token = owner_token is not None and hmac.compare_digest(_token_hash(owner_token), row[0])
+            # Compared as bytes: compare_digest refuses str with characters past ASCII.
+            by_owner = bool(owner_id) and row[2] is not None and hmac.compare_digest(
+                owner_id.encode("utf-8"), str(row[2]).encode("utf-8"))
             if not (by_token or by_owner):
                 raise StoreError("this owner token does not belong to this workspace; only the session "
                                  "that saved it can delete it", code="wrong_token", field="owner_token",
@@ -263,6 +276,11 @@ class WorkspaceOps:
         """
         if isinstance(workspace_ids, str):
             workspace_ids = [workspace_ids]
+        if not isinstance(workspace_ids, (list, tuple)) or len(workspace_ids) > MAX_LISTED_IDS:
+            raise StoreError(f"workspace_ids is a list of at most {MAX_LISTED_IDS:,} workspace ids",
+                             code="invalid_argument", field="workspace_ids",
+                             value=len(workspace_ids) if isinstance(workspace_ids, (list, tuple)) else
+                             type(workspace_ids).__name__)
         ids = list(workspace_ids)
         valid = []
         for value in ids:
@@ -289,7 +307,7 @@ class WorkspaceOps:
             row = found.get(value) if isinstance(value, str) else None
             if row is None:
                 status = "unknown" if value in valid else "invalid"
-                summaries.append(WorkspaceSummary(workspace_id=value if isinstance(value, str) else repr(value),
+                summaries.append(WorkspaceSummary(workspace_id=value if isinstance(value, str) else shorten(value),
                                                   status=status))
                 continue
             _, name, total, created_at, expires_at, deleted_at, reason, n_refs = row

@@ -21,8 +21,9 @@ _GOLDEN = _U64(0x9E3779B97F4A7C15)
 _MULTIPLIER = _U64(0xD6E8FEB86659FD93)
 # Longer ids are hashed one by one (see _slice_keys).
 _LONG_ID = 256
-# Rows hashed per step: bounds the temporary arrays to a few tens of MB whatever the run size.
-_SLICE_ROWS = 1 << 20
+# Rows hashed per step (in two threads): bounds the temporary arrays to a few MB whatever the run
+# size (1 << 20 held about 190 MiB of them at once on a 7-million-line run: the peak of read_run).
+_SLICE_ROWS = 1 << 18
 
 
 # _KEEP[n]: a mask of the low n bytes of a little-endian word (n = 0..8).
@@ -121,9 +122,17 @@ def string_keys(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """
     chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
     slices = [piece for chunk in chunks for piece in _slices(chunk)]
-    if not slices:
-        return np.empty(0, dtype=np.uint64)
-    return np.concatenate(parallel_map(_slice_keys, slices))
+    out = np.empty(sum(len(piece) for piece in slices), dtype=np.uint64)
+    starts = np.cumsum([0] + [len(piece) for piece in slices[:-1]]).tolist()
+
+    def fill(job: tuple[int, pa.Array]) -> None:
+        # Each slice's keys straight into the result (a list of them, then joined, held the
+        # keys twice).
+        start, piece = job
+        out[start:start + len(piece)] = _slice_keys(piece)
+
+    parallel_map(fill, zip(starts, slices))
+    return out
 
 
 def pair_keys(group: np.ndarray, keys: np.ndarray) -> np.ndarray:

@@ -21,8 +21,9 @@ from evalsuite.storage import DatasetRef, open_store
 REPO = Path(__file__).resolve().parents[2]
 CRANFIELD = REPO / "sample_data" / "cranfield"
 RAG = REPO / "sample_data" / "rag"
-PAGES = ["data", "overview", "per_query", "rag_quality", "latency", "failures", "compare", "calibration", "judge"]
-TITLES = dict(zip(PAGES, ["Data", "Overview", "Per-query", "RAG quality", "Latency", "Failures", "Compare",
+PAGES = ["data", "overview", "per_query", "rag_quality", "latency", "failures", "compare", "label", "calibration",
+         "judge"]
+TITLES = dict(zip(PAGES, ["Data", "Overview", "Per-query", "RAG quality", "Latency", "Failures", "Compare", "Label",
                           "Calibration", "Judge"]))
 
 

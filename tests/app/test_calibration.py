@@ -4,6 +4,8 @@ uploads (a judgement table, a separate human-label file, a bad file) and escapin
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 
@@ -119,3 +121,66 @@ def test_records_with_human_twin_lists_become_a_judgement_table():
     human = [v for i in range(50) for v in (1, 1 if i % 4 else 0)]
     assert pooled["n"] == 100
     assert pooled["kappa"] == pytest.approx(sklearn_metrics.cohen_kappa_score(human, judge))
+
+
+# ------------------------------------------------------------------------------------------------
+# Every value on the page lies in its range (issue 28: kappa 1.269, PPI 1.048, a lower bound of
+# -0.116 and a forest axis to 1.5 were shown on the shipped labels)
+# ------------------------------------------------------------------------------------------------
+
+SIGNED = ("kappa", "spearman", "kendall", "diff")  # columns whose range is [-1, 1]
+COUNTS = ("n", "dropped", "tp", "fp", "fn", "tn", "n_unlabelled", "labels_for_half_width", "labels_for_target",
+          "human-labelled requests", "judge-only requests")
+
+
+def _range_of(column: str):
+    if column in COUNTS:
+        return 0, float("inf")
+    if column.startswith(SIGNED) or column.startswith("95% CI"):
+        return -1, 1
+    return 0, 1
+
+
+def _walk(at) -> int:
+    """Check every numeric cell of every table and the forest plots' axes; return the cells seen."""
+    seen = 0
+    for df in at.dataframe:
+        frame = df.value
+        for column in frame.columns:
+            values = pd.to_numeric(frame[column], errors="coerce") if frame[column].dtype != bool else None
+            if values is None or values.notna().sum() == 0:
+                continue
+            low, high = _range_of(str(column))
+            bad = values[(values < low - 1e-12) | (values > high + 1e-12)]
+            assert bad.empty, f"{column}: {bad.tolist()} outside [{low}, {high}]"
+            seen += int(values.notna().sum())
+        for est, lo, hi in (("estimate", "low", "high"), ("accuracy", "accuracy_low", "accuracy_high"),
+                            ("kappa", "kappa_low", "kappa_high"), ("precision", "precision_low", "precision_high"),
+                            ("recall", "recall_low", "recall_high")):
+            if {est, lo, hi} <= set(frame.columns):
+                ok = frame[[est, lo, hi]].dropna()
+                assert ((ok[lo] <= ok[est] + 1e-12) & (ok[est] <= ok[hi] + 1e-12)).all(), ok
+                assert (ok[hi] - ok[lo] > 0).all() or est == "estimate", "a zero-width interval"
+    for chart in at.get("plotly_chart"):
+        spec = json.loads(chart.proto.spec)
+        axis = spec["layout"].get("xaxis", {}).get("range")
+        if axis is not None and spec["layout"].get("xaxis", {}).get("title", {}).get("text") == "system mean":
+            assert axis == [-0.02, 1.02]
+    return seen
+
+
+def test_every_cell_of_the_page_on_the_shipped_labels_is_in_its_range():
+    at = open_page("calibration")
+    kinds = list(at.selectbox(key="calibration_judgement").options)
+    assert len(kinds) == 5  # RAGTruth, ARES x 3, ALCE
+    seen = 0
+    for kind in kinds:
+        at.selectbox(key="calibration_judgement").set_value(kind).run()
+        top = at.number_input(key="calibration_budget").max
+        for budget in sorted({5, 40, top} & set(range(0, int(top) + 1))):
+            at.number_input(key="calibration_budget").set_value(budget).run()
+            for method in ("PPI", "PPI++ (tuned)"):
+                at.radio(key="calibration_method").set_value(method).run()
+                assert not at.exception and not at.error, texts(at.error)
+                seen += _walk(at)
+    assert seen > 7_000  # every numeric cell of every table, 30 views

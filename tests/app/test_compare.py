@@ -161,10 +161,10 @@ def test_every_pair_of_three_systems(cranfield):
 
 def test_records_with_human_labels_get_the_prediction_powered_difference():
     """Issue 20: records whose judgement lists have human_* twins give Compare the PPI interval of
-    the difference, equal to evalsuite.ppi.difference_interval on the same table."""
+    the difference, equal to evalsuite.system_means.difference_interval on the same table."""
     import json
 
-    from evalsuite.stats import judgement_tables, ppi
+    from evalsuite.stats import judgement_tables, system_means
 
     rng = np.random.default_rng(7)
     rows = []
@@ -181,7 +181,7 @@ def test_records_with_human_labels_get_the_prediction_powered_difference():
     shown = next(d.value for d in at.dataframe if "diff (system - baseline)" in d.value.columns)
     records = es.read_records(data, source_name="labelled.jsonl")
     table = judgement_tables.judgements_from_records(records, "answer_claims_supported")
-    expected = ppi.difference_interval(table, "base", "new", "answer_claims_supported")
+    expected = system_means.difference_interval(table, "base", "new", "answer_claims_supported")
     row = shown.iloc[0]
     assert (row["diff (system - baseline)"], row["95% CI low"], row["95% CI high"]) == (
         expected.estimate, expected.low, expected.high)
@@ -212,3 +212,43 @@ def test_llmperf_runs_compare_request_by_request_when_paired_by_index():
     assert success["n"] == n
     assert success["mean baseline"] == pytest.approx(np.mean([r["success"] for r in a[:n]]))
     assert success["mean system"] == pytest.approx(np.mean([r["success"] for r in b[:n]]))
+
+
+def test_westfall_young_is_offered_with_the_permutation_test_only(cranfield):
+    at = open_page("compare", query={"compare_a": "BM25L", "compare_b": "BM25", "compare_test": "permutation"})
+    assert "westfall_young" in at.selectbox(key="compare_correction").options
+    at.selectbox(key="compare_test").set_value("wilcoxon").run()
+    assert "westfall_young" not in at.selectbox(key="compare_correction").options
+    assert not at.exception and not [e.value for e in at.error]
+
+
+def test_how_many_queries_from_the_observed_differences(cranfield):
+    """Issue 28: under the per-query differences, the queries a paired t-test needs for power 0.8 at
+    the difference typed in, and the difference the queries at hand detect, are sample_size's on the
+    differences shown (and statsmodels' power for the t-test: an independent reference)."""
+    from statsmodels.stats.power import TTestPower
+
+    from evalsuite.stats import sample_size
+
+    at = open_page("compare", query={"compare_a": "BM25L", "compare_b": "BM25", "compare_test": "t-test",
+                                     "compare_metrics": ["ndcg@10"], "compare_metric": "ndcg@10"})
+    assert not at.exception
+    at.number_input(key="compare_plan_difference").set_value(0.02).run()
+    assert not at.exception
+    diff = at.dataframe[1].value["diff"].to_numpy(dtype=float)
+    d = diff[np.isfinite(diff)]
+    sd = float(np.std(d, ddof=1))
+    plan = next(x.value for x in at.dataframe if "queries for power 0.8" in x.value.columns).set_index("test")
+    needed = int(plan.loc["paired t-test", "queries for power 0.8"])
+    assert needed == sample_size.queries_for_power(sd, 0.02)
+    # statsmodels' solver: power reaches 0.8 between needed - 1 and needed queries
+    power = TTestPower()
+    assert power.power(0.02 / sd, needed, 0.05) >= 0.8 > power.power(0.02 / sd, needed - 1, 0.05)
+    assert int(plan.loc["paired t-test", "queries now"]) == len(d)
+    assert plan.loc["paired t-test", "detectable now"] == pytest.approx(
+        sample_size.detectable_difference(sd, len(d)), rel=1e-9)
+    assert power.power(plan.loc["paired t-test", "detectable now"] / sd, len(d), 0.05) == pytest.approx(0.8, abs=1e-6)
+    randomised = int(plan.loc["randomisation (sign flips)", "queries for power 0.8"])
+    assert abs(randomised - needed) <= max(3, 0.1 * needed)  # the two tests agree closely on sums of many differences
+    caption = " ".join(texts(at.caption))
+    assert f"{needed} are needed" in caption or "are enough" in caption

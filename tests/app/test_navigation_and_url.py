@@ -66,3 +66,12 @@ def test_a_reversed_range_in_the_url_is_dropped():
     at = open_page("per_query", query={"per_query_range": ["0.9", "0.1"]})
     assert at.slider(key="per_query_range").value == (0.0, 1.0)
     assert len(at.dataframe[0].value) == 225
+
+
+def test_a_link_value_the_page_cannot_take_is_said_not_silently_dropped(cranfield):
+    at = open_page("overview", query={"overview_k": ["0", "-3"]})
+    toasts = " ".join(t.value for t in at.toast)
+    assert "is not a value this page can take" in toasts and "0, \\-3" in toasts, toasts
+    assert not at.exception
+    clean = open_page("overview")
+    assert not [t.value for t in clean.toast]

@@ -80,3 +80,16 @@ def test_every_metric_evaluate_records_computed_is_listed():
     # q1: TP 1, FP 1, FN 2: F1 = 2 / 5; q2's reference verdicts are all missing: undefined
     assert summary.loc["claims", "factual_correctness"] == pytest.approx(0.4)
     assert summary.loc["claims", "factual_correctness coverage"] == 0.5
+
+
+def test_a_system_with_only_success_values_is_pointed_to_when_not_chosen():
+    # A records file with success and latency only (a trace, an LLMPerf run): its system is not chosen
+    # by default (no judged metric), so the success table of the chosen systems would be empty.
+    rows = [{"query_id": f"q{i}", "success": i % 5 != 0, "latency_ms": 100.0 + i} for i in range(10)]
+    data = "\n".join(json.dumps(r) for r in rows).encode()
+    at = open_page("rag_quality", pending=[("records", "only_success.jsonl", data)],
+                   query={"rag_quality_systems": ["ragchecker_example"]})
+    # ragchecker_example's records carry no success field.
+    infos = " ".join(i.value for i in at.info)
+    assert "None of the chosen systems has success values; 27 other systems have: " in infos, infos
+    assert "and 21 more" in infos, infos  # 26 sample systems have success, and the upload

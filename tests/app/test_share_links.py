@@ -31,7 +31,7 @@ def test_save_and_share_from_the_sidebar_stores_every_file_and_the_view(store_di
     assert query["compare_metric"] == ["ndcg@10"] and len(query["compare_query"]) == 1
     assert set(query) == {"ws", "rel_level", "compare_source", "compare_a", "compare_b", "compare_metrics",
                           "compare_test", "compare_correction", "compare_alpha", "compare_metric",
-                          "compare_regressions", "compare_query"}
+                          "compare_regressions", "compare_query", "compare_plan_difference"}
     workspace_id = check_workspace_id(query["ws"][0])
     assert token not in link and len(token) >= 40
     assert at.query_params["ws"] == workspace_id  # the address bar reopens it too

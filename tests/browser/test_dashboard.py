@@ -24,7 +24,7 @@ PAGES = [
     ("failures", "Failures", 1, "Failed requests"),
     ("compare", "Compare", 2, "BM25L against BM25"),
 ]
-NAV_TITLES = ["Data", "Overview", "Per-query", "RAG quality", "Calibration", "Latency", "Failures", "Compare", "Judge"]
+NAV_TITLES = ["Data", "Overview", "Per-query", "RAG quality", "Label", "Calibration", "Latency", "Failures", "Compare", "Judge"]
 
 
 def heading(tab) -> str:

@@ -67,6 +67,8 @@ def test_judge_sample_records_then_rerun_without_a_call(stripped, tmp_path, caps
         code, err = run(args + ["--estimate-only"], capsys)
         assert code == 0 and "18 judge requests (12 already cached" in err  # claims and chunks: known before the run
         code, err = run(args, capsys)
+        assert code == 2 and "exists already; pass --force" in err and server.requests == sent  # refused at once
+        code, err = run(args + ["--force"], capsys)
         assert code == 0 and server.requests == sent and "0 requests sent" in err
     judged = es.read_records(out)
     assert "SECRET" not in out.read_bytes().decode("utf-8", "replace") and b"SECRET" not in cache.read_bytes()
@@ -120,13 +122,13 @@ def test_ctrl_c_keeps_what_was_done_and_a_rerun_resumes(stripped, tmp_path):
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 130, err
-        assert "interrupted; rerun the same command to resume" in err
+        assert "interrupted; rerun the same command with --force" in err
         partial = es.read_records(out)
         done = partial.table.column("answer_claims_supported").to_pylist()
         assert 1 <= sum(v is not None for v in done) < N
         before = server.requests
         server.delay = 0.0
-        finished = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+        finished = subprocess.run(args + ["--force"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
         assert finished.returncode == 0, finished.stderr
         assert server.requests - before < 30 - 5  # answered calls came from the cache
         assert server.unrecorded == []
@@ -169,7 +171,7 @@ def test_all_judgements_missing_exits_4_with_the_cause(stripped, tmp_path, capsy
         server.inject("*", [fault] * 500)
         code, err = run([stripped, "--judge", "llm", "--model", MODEL, "--base-url", server.base_url, "--judgements",
                          "answer_claims_supported", "--max-missing", "1", "--cache", tmp_path / "d.sqlite3", "-o",
-                         tmp_path / "o.parquet"], capsys)
+                         tmp_path / "o.parquet", "--force"], capsys)
     assert code == code_wanted, err
 
 

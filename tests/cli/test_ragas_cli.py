@@ -90,7 +90,8 @@ def test_budget_stop_exits_3_and_a_rerun_resumes(server, tmp_path, capsys):
     assert code == 3 and "budget" in err, err
     sent = server.requests
     assert 0 < sent < 6
-    assert main(base) == 0  # no budget: the rest is judged, the answered calls come from the cache
+    assert main(base) == 2  # the output exists now: refused without --force
+    assert main([*base, "--force"]) == 0  # no budget: the rest is judged, the answered calls come from the cache
     assert server.requests == 6
 
 
@@ -118,12 +119,12 @@ def test_ctrl_c_in_each_phase_stops_in_seconds_writes_and_a_rerun_repeats_no_cal
         stopped_in = time.monotonic() - signalled
         assert proc.returncode == 130, err
         assert stopped_in < 2 + 2, err  # 2 s, plus the interpreter's exit on a shared machine
-        assert "interrupted; rerun the same command to resume" in err and "Traceback" not in err
+        assert "interrupted; rerun the same command with --force" in err and "Traceback" not in err
         assert es.read_records(out).table.num_rows == 5  # what was judged is written
         first = set(server.hashes)
         server.delay = server.embed_delay = 0.0
         for name in [k for k in os.environ if "API_KEY" in k]:
             monkeypatch.delenv(name)
-        assert main(args[3:]) == 0  # the rerun in this process (a second interpreter start adds nothing to test)
+        assert main([*args[3:], "--force"]) == 0  # the rerun in this process (a second interpreter start adds nothing to test)
         assert not first & set(server.hashes[len(first):])  # no answered call is sent again
         assert len(server.hashes) == len(set(server.hashes))

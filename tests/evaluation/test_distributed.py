@@ -7,6 +7,7 @@ import gzip
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -139,7 +140,8 @@ def test_parquet_folder_and_dask_dataframe_inputs(tmp_path, client, caplog):
     with caplog.at_level(logging.INFO, logger="evalsuite.distributed"):
         _assert_same(evaluate_dask(qrels, ddf, METRICS, scheduler=client, partitions=2), single)
     progress = [r.getMessage() for r in caplog.records if r.name == "evalsuite.distributed"]
-    assert progress == ["dask: 1/2 partitions evaluated", "dask: 2/2 partitions evaluated"]
+    assert progress == ["dask: 2 partitions, as asked (4 input partitions; 2 workers, 1.0 GiB per thread)",
+                        "dask: 1/2 partitions evaluated", "dask: 2/2 partitions evaluated"]
 
 
 def test_duplicate_across_shards_names_both_shards_and_lines(tmp_path, client):
@@ -227,6 +229,9 @@ def test_command_line_engine_dask(tmp_path):
                            *args[1:]], cwd=REPO, capture_output=True, text=True, check=True)
     assert dask.stdout == local.stdout
     assert "Completed" in dask.stderr or "%" in dask.stderr  # Dask's progress bar
+    # How it partitioned and why: one worker with the machine's memory needs one partition.
+    assert re.search(r"evalsuite: dask: 1 partition of about [0-9,]+ rows: 3 shards, about [0-9,]+ rows of [0-9]+ "
+                     r"bytes in the shuffle; .* \(1 worker, [0-9.]+ GiB per thread\)", dask.stderr), dask.stderr
 
 
 def test_a_large_plain_file_is_read_in_blocks_with_the_files_line_numbers(tmp_path, client):
@@ -237,8 +242,9 @@ def test_a_large_plain_file_is_read_in_blocks_with_the_files_line_numbers(tmp_pa
     size = os.path.getsize(whole)
     report = evaluate_dask(qrels, whole, METRICS, scheduler=client, block_bytes=size // 7, partitions=3)
     _assert_same(report, single)
-    from evalsuite.evaluation.shards import _pieces
-    pieces = _pieces([whole], size // 7)
+    from evalsuite.evaluation.shards import pieces as cut
+
+    pieces = cut([whole], size // 7)
     assert len(pieces) >= 7 and pieces[0][1] == 0 and pieces[-1][2] == size
     assert all(a[2] == b[1] for a, b in zip(pieces, pieces[1:]))  # contiguous, cut after a line break
     data = Path(whole).read_bytes()

@@ -72,6 +72,26 @@ def test_undecodable_bytes_name_line_and_bytes(tmp_path):
     assert err.line == 3 and err.value == b"\xe9" and "UTF-8" in str(err)
 
 
+@pytest.mark.parametrize("field", ["q0", "rank", "iteration"])
+@pytest.mark.parametrize("variant", ["spaces", "tabs", "mixed"])
+def test_undecodable_bytes_in_an_unused_field_are_still_an_error(tmp_path, field, variant):
+    # The fast path skips converting Q0, rank and the qrels' iteration when the file is ASCII
+    # with no two separators in a row; bytes outside ASCII there must still be checked.
+    if field == "iteration":
+        reader, lines = es.read_qrels, ["q1 0 d1 1", "q1 \xd10 d2 0"]
+    else:
+        reader = es.read_run
+        bad = "q1 \xd10 d2 2 1.0 tag" if field == "q0" else "q1 Q0 d2 \xd1 1.0 tag"
+        lines = ["q1 Q0 d1 1 2.0 tag", bad]
+    text = "\n".join(lines) + "\n"
+    if variant == "tabs":
+        text = text.replace(" ", "\t")
+    elif variant == "mixed":
+        text = text.replace(" ", "\t", 1)
+    err = _error(reader, _write(tmp_path, "f.trec", text.encode("latin-1")))
+    assert err.line == 2 and err.value == b"\xd1" and "UTF-8" in str(err)
+
+
 def test_duplicate_doc_in_run_names_query_doc_and_both_lines(tmp_path):
     path = _write(tmp_path, "dup.trec", GOOD + "q1 Q0 d1 3 0.5 tag\n")
     err = _error(es.read_run, path)

@@ -1,6 +1,7 @@
 """Fuzzing the file readers (issue "No upload can take the server down").
 
-Every reader (read_run, read_qrels, read_records) in every format it takes gets:
+Every reader (read_run, read_qrels, read_records, and read_judgement_table for calibration tables)
+in every format it takes gets:
 
 - VALID files written from Hypothesis-generated rows (ids with spaces, quotes, commas, '#',
   leading '=', digits, non-ASCII; scores as finite floats written with repr; small integer
@@ -47,13 +48,21 @@ from hypothesis import strategies as st
 import evalsuite as es
 from evalsuite import EvalSuiteError, ReaderStopped
 from evalsuite.io.isolation import ReaderPool
+from evalsuite.io.judgement_files import read_judgement_table
+from evalsuite.io.judgement_table import JUDGEMENT_COLUMNS, JudgementTable
 
 import fuzz_inputs as fz
 
 pytestmark = pytest.mark.slow  # reader processes, fuzzing, large inputs: left out of the fast loop
 
-TYPES = {"run": es.Run, "qrels": es.Qrels, "records": es.Records}
-READERS = {"run": es.read_run, "qrels": es.read_qrels, "records": es.read_records}
+TYPES = {"run": es.Run, "qrels": es.Qrels, "records": es.Records, "judgements": JudgementTable}
+
+
+def _read_judgements(data, format=None, source_name=None):
+    return read_judgement_table(data, format=format, source_name=source_name)
+
+
+READERS = {"run": es.read_run, "qrels": es.read_qrels, "records": es.read_records, "judgements": _read_judgements}
 
 # Inputs read, per (test, kind, format); outcomes per (kind, format, "parsed" | "refused").
 COUNTS: collections.Counter = collections.Counter()
@@ -139,6 +148,22 @@ def check_error(error: EvalSuiteError, kind: str, fmt: str, data: bytes, name: s
 def check_result(result, kind: str, fmt: str, data: bytes) -> None:
     """What every parse must keep, whatever the input."""
     assert isinstance(result, TYPES[kind]), f"{kind}/{fmt}: got a {type(result).__name__}"
+    if kind == "judgements":
+        table = result.table
+        assert table.num_rows >= 1 and table.column_names[0] == "line"
+        assert set(table.column_names[1:]) <= set(JUDGEMENT_COLUMNS) and "query_id" in table.column_names
+        assert table.column("query_id").null_count == 0
+        assert all(isinstance(q, str) and q for q in table.column("query_id").to_pylist()), f"judgements/{fmt}: an empty id"
+        for name in ("judge_label", "human_label"):
+            if name in table.column_names:
+                assert set(table.column(name).to_pylist()) <= {0.0, 1.0, None}, f"judgements/{fmt}: a label not 0/1"
+        for name in ("judge_score", "human_score"):
+            if name in table.column_names:
+                values = [v for v in table.column(name).to_pylist() if v is not None]
+                assert all(np.isfinite(values)), f"judgements/{fmt}: a score that is not finite"
+        if "item" in table.column_names:
+            assert all(i >= 0 for i in table.column("item").to_pylist())
+        return
     if kind == "records":
         table = result.table
         assert table.num_rows >= 1
@@ -180,6 +205,10 @@ def ranked_rows(result) -> list[tuple[str, str, float]]:
 def assert_same(a, b, what: str) -> None:
     """Two parses are the same object, bit for bit (ids, order, values, name, source, warnings)."""
     assert type(a) is type(b), what
+    if isinstance(a, JudgementTable):
+        assert a.table.equals(b.table), f"{what}: tables differ\n{a.table}\n{b.table}"
+        assert (a.source, a.role, a.warnings) == (b.source, b.role, b.warnings), what
+        return
     if isinstance(a, es.Records):
         assert a.table.schema == b.table.schema, f"{what}: schemas differ\n{a.table.schema}\n{b.table.schema}"
         assert a.table.equals(b.table), f"{what}: tables differ"
@@ -196,6 +225,14 @@ def assert_same(a, b, what: str) -> None:
 
 
 def assert_expected(case: fz.Case, result) -> None:
+    if case.kind == "judgements":
+        table = result.table
+        # the file's judgement columns, in JUDGEMENT_COLUMNS' order
+        assert [c for c in table.column_names if c != "line"] == [c for c in JUDGEMENT_COLUMNS if c in case.rows]
+        for column, expected in case.rows.items():
+            actual = table.column(column).to_pylist()
+            assert actual == expected, f"judgements/{case.fmt}: column {column!r} read as {actual!r}, written {expected!r}"
+        return
     if case.kind == "records":
         table = result.table
         for column, expected in case.rows.items():
@@ -214,6 +251,8 @@ def assert_expected(case: fz.Case, result) -> None:
 
 
 def case_strategy(kind: str, fmt: str):
+    if kind == "judgements":
+        return fz.judgement_case(fmt)
     return fz.records_case(fmt) if kind == "records" else fz.ranked_case(kind, fmt)
 
 
@@ -309,7 +348,7 @@ def _base_or_case(kind: str, fmt: str):
     return st.one_of(st.sampled_from(small), case_strategy(kind, fmt).map(lambda case: case.data))
 
 
-@pytest.mark.parametrize("kind", ["run", "qrels"])
+@pytest.mark.parametrize("kind", fz.kinds("run", "qrels"))
 def test_trec_comment_line_does_not_change_the_parse(pool, kind):
     """The fast path (Arrow) reads a TREC file without comments; one comment line sends it to the
     line-by-line reader. Both must give the same answer."""
@@ -331,7 +370,7 @@ def test_trec_comment_line_does_not_change_the_parse(pool, kind):
     check()
 
 
-@pytest.mark.parametrize("kind", ["run", "qrels", "records"])
+@pytest.mark.parametrize("kind", fz.kinds("run", "qrels", "records"))
 def test_jsonl_fast_and_slow_paths_agree(pool, kind):
     """pyarrow's JSON reader (fast path) and the json module (line by line) must agree."""
     @fuzz_settings(fz.examples(80))
@@ -551,8 +590,8 @@ def test_zz_every_selected_fuzz_test_read_inputs(request):
         if getattr(item, "module", None) is not module or not hasattr(item, "callspec"):
             continue
         params = item.callspec.params
-        if "kind" not in params or item.originalname.startswith("test_found_"):
-            continue
+        if params.get("kind") not in READERS or item.originalname.startswith("test_found_"):
+            continue  # not a reader's test, or an empty parameter set (EVALSUITE_FUZZ_KINDS left its kinds out)
         test = {"test_sample_bases_parse_in_the_pool_and_here_alike": "sample_bases",
                 "test_valid_files_parse_correctly": "valid_files", "test_mutated_sample_files": "mutated_samples",
                 "test_mutated_generated_files": "mutated_generated",

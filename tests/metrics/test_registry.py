@@ -546,6 +546,11 @@ NOT_METRIC_LISTS = {
         "FACTUAL_MODES: the modes of factual correctness",
     ("evalsuite/display/_tables_ranking.py", frozenset({"precision", "recall"})):
         "the columns of the precision-recall curve table",
+    ("dashboard/label_calibration.py", frozenset({"precision", "recall"})): "the agreement table's columns",
+    ("dashboard/labelling.py", frozenset({"faithfulness", "context_relevance", "context_precision", "context_recall",
+                                          "answer_correctness"})):
+        "the Label page's yes/no question for some judged metrics (the metrics offered come from the registry; "
+        "any other gets a question from its registry summary)",
 }
 # Outside the scan: the registry itself, the tests, and benchmarks/ (what is timed against
 # pytrec_eval and ranx, in each peer's own names). ``__all__`` and the package root's ``_PUBLIC``

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import evalsuite as es
+from conftest import SAMPLE
 
 EXPORTS = Path(__file__).resolve().parents[1] / "data" / "exports"
 
@@ -196,3 +197,39 @@ def test_phoenix_score_cells_are_read_without_evaluating_anything():
         es.read_records((head + "q,a,{},\"{'score': __import__('os').getpid()}\"\n").encode(), format="csv",
                         source_name="p.csv")
     assert info.value.line == 2 and "Phoenix Score" in str(info.value)
+
+
+def test_llmperfs_per_request_files_read_as_the_bundled_sample_built_them():
+    # The sample's llmperf_requests.jsonl was built from these files by scripts/build_sample_data.py
+    # (its own reading, checked against the counts SOURCE.md states); reading each file directly must
+    # give the same outcomes, errors and latencies, with the request index as query id.
+    import json
+
+    sample = [json.loads(line) for line in (SAMPLE / "rag" / "llmperf_requests.jsonl").read_text().splitlines()]
+    folder = SAMPLE / "sources" / "llmperf_latency" / "individual"
+    for name in ("groq_70b", "lepton_7b", "bedrock_13b"):
+        records = es.read_records(folder / f"{name}.json")
+        assert records.systems == [name] and records.warnings == []
+        rows = records.table.to_pylist()
+        expected = [r for r in sample if r["system"] == name]
+        assert len(rows) == len(expected) == 150
+        for index, (got, want) in enumerate(zip(rows, expected)):
+            assert got["query_id"] == str(index)
+            assert got["success"] == want["success"]
+            assert got.get("error") == want.get("error")
+            for field in ("latency_ms", "latency_ttft_ms"):
+                if want.get(field) is None:
+                    assert got.get(field) is None, (name, index, field)
+                else:
+                    assert got[field] == pytest.approx(want[field], rel=1e-12, abs=0), (name, index, field)
+            assert got.get("answer") == want.get("answer")
+    lepton = es.evaluate_records(es.read_records(folder / "lepton_7b.json"))
+    assert float(lepton.task_success["lepton_7b"]) == pytest.approx(20 / 150)  # 130 of 150 refused with HTTP 429
+
+
+def test_an_llmperf_latency_that_is_not_a_number_names_its_item():
+    data = b'[{"error_code": null, "error_msg": "", "end_to_end_latency_s": 0.5, "ttft_s": 0.1},' \
+           b' {"error_code": null, "error_msg": "", "end_to_end_latency_s": "slow", "ttft_s": 0.1}]'
+    with pytest.raises(es.EvalSuiteError) as info:
+        es.read_records(data, source_name="llmperf.json")
+    assert info.value.line == 2 and info.value.field == "end_to_end_latency_s"

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from evalsuite import EvalSuiteError
-from evalsuite.stats import agreement, judgement_tables, ppi
+from evalsuite.stats import agreement, judgement_tables, ppi, system_means
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 ppi_py = pytest.importorskip("ppi_py")
@@ -41,18 +41,77 @@ def test_agreement_matches_scikit_learn(seed):
     assert a.recall.estimate == pytest.approx(sklearn_metrics.recall_score(human, judge), abs=1e-12)
 
 
+def _posterior_kappa(shape, draws, seed):
+    from scipy import stats
+
+    shape = np.asarray(shape, dtype=float)
+    cells = np.zeros((draws, 4))
+    live = shape > 0  # scipy's Dirichlet needs positive parameters: a cell with none stays at 0
+    cells[:, live] = stats.dirichlet.rvs(shape[live], size=draws, random_state=seed)
+    p00, p01, p10, p11 = cells.T
+    p_e = (p00 + p01) * (p00 + p10) + (p10 + p11) * (p01 + p11)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kappa = (p00 + p11 - p_e) / (1 - p_e)
+    return kappa[np.isfinite(kappa)]
+
+
+def _jeffreys_kappa_interval(table, draws=200_000, seed=123):
+    """Kappa's 95% posterior interval under Dirichlet(counts + 1/2) (from 30 items), or the
+    conservative pair of posteriors below 30, drawn with scipy's Dirichlet (a different generator
+    from the one evalsuite uses): the reference for kappa_interval."""
+    counts = np.asarray(table, dtype=float).ravel()
+    if counts.sum() >= agreement.MIN_LABELS:
+        return np.quantile(_posterior_kappa(counts + 0.5, draws, seed), [0.025, 0.975])
+    return (np.quantile(_posterior_kappa(counts + [0.5, 1, 1, 0.5], draws, seed), 0.025),
+            np.quantile(_posterior_kappa(counts + [1, 0, 0, 1], draws, seed), 0.975))
+
+
 @pytest.mark.parametrize("seed", RNG_SEEDS)
-def test_agreement_intervals_match_statsmodels(seed):
+def test_agreement_intervals_match_statsmodels_and_a_jeffreys_reference(seed):
     judge, human = _fixed_vectors(seed, n=120)
     a = agreement.agreement(judge, human, confidence=0.95)
-    ref = inter_rater.cohens_kappa(a.confusion)  # its kappa_low / kappa_upp are at 95%
+    ref = inter_rater.cohens_kappa(a.confusion)
     assert a.kappa.estimate == pytest.approx(ref.kappa, abs=1e-12)
     assert a.kappa.extra["se"] == pytest.approx(ref.std_kappa, abs=1e-12)
-    assert (a.kappa.low, a.kappa.high) == pytest.approx((ref.kappa_low, ref.kappa_upp), abs=1e-9)
+    # The interval is kappa's Jeffreys posterior interval, not the asymptotic one (which can leave [-1, 1]).
+    assert (a.kappa.low, a.kappa.high) == pytest.approx(tuple(_jeffreys_kappa_interval(a.confusion)), abs=0.006)
     (tn, fp), (fn, tp) = a.confusion.tolist()
     for iv, k, n in ((a.accuracy, tp + tn, a.n), (a.precision, tp, tp + fp), (a.recall, tp, tp + fn)):
-        low, high = proportion.proportion_confint(k, n, alpha=0.05, method="wilson")
+        low, high = proportion.proportion_confint(k, n, alpha=0.05, method="beta")  # Clopper-Pearson
         assert (iv.low, iv.high) == pytest.approx((low, high), abs=1e-9)
+        assert iv.method == "clopper-pearson"
+
+
+@pytest.mark.parametrize("table", [
+    [[0, 1], [0, 19]],     # 19 of 20 agreeing: the asymptotic interval ran to 1.196
+    [[2, 0], [0, 5]],      # 7 ARES examples, all agreeing: asymptotic 1.269
+    [[0, 6], [4, 0]],      # total disagreement: -1 with an interval below -1 before
+    [[3, 1], [1, 2]],
+    [[20, 0], [0, 0]],     # both sides always 0: kappa undefined, the interval still in range
+])
+def test_kappa_intervals_stay_in_range_and_name_degenerate_tables(table):
+    iv = agreement.agreement(*_pairs_of(table)).kappa
+    assert -1 <= iv.low <= iv.high <= 1
+    assert math.isnan(iv.estimate) or iv.low <= iv.estimate <= iv.high
+    assert iv.width > 0.05  # never a zero-width interval
+    low, high = _jeffreys_kappa_interval(table)
+    if not math.isnan(iv.estimate):  # widened to the estimate when the equal-tailed interval stops short of it
+        low, high = min(low, iv.estimate), max(high, iv.estimate)
+    assert (iv.low, iv.high) == pytest.approx((low, high), abs=0.02)  # Monte Carlo: 20,000 draws against 200,000
+    if table == [[2, 0], [0, 5]]:
+        assert iv.note == "no disagreement" and iv.high == 1.0
+    if table == [[20, 0], [0, 0]]:
+        assert math.isnan(iv.estimate) and iv.note == "every human label is 0; the judge always says 0"
+
+
+def _pairs_of(table):
+    """(judge, human) vectors with the given confusion counts (rows human 0/1, columns judge 0/1)."""
+    judge, human = [], []
+    for h in (0, 1):
+        for j in (0, 1):
+            judge += [j] * table[h][j]
+            human += [h] * table[h][j]
+    return judge, human
 
 
 def test_agreement_drops_missing_pairs_and_flags_small_n():
@@ -129,7 +188,7 @@ def test_ppi_matches_ppi_python(seed, tuned):
     assert (classic.low, classic.high) == pytest.approx((float(np.squeeze(low)), float(np.squeeze(high))), abs=1e-12)
 
 
-def test_ppi_closed_form_of_the_paper():
+def test_ppi_closed_form_of_the_paper_clipped_to_the_range():
     # Angelopoulos et al. 2023, mean estimation: theta = mean(f_unl) - mean(f_lab - y);
     # interval theta +- z_{1-a/2} * sqrt(sigma_f^2 / N + sigma_rect^2 / n).
     y = np.array([1, 0, 1, 1, 0, 1.0])
@@ -138,16 +197,57 @@ def test_ppi_closed_form_of_the_paper():
     theta = fu.mean() - (f - y).mean()
     se = math.sqrt(fu.var() / len(fu) + (f - y).var() / len(y))
     iv = ppi.ppi_mean(y, f, fu)
-    assert iv.estimate == pytest.approx(theta)
-    assert (iv.low, iv.high) == pytest.approx((theta - 1.959963984540054 * se, theta + 1.959963984540054 * se))
+    raw = (theta, theta - 1.959963984540054 * se, theta + 1.959963984540054 * se)
+    assert iv.extra["unclipped"] == pytest.approx(raw)
+    assert raw[2] > 1 and iv.high == 1.0  # the top end is clipped to the range; the rest is the paper's
+    assert (iv.estimate, iv.low) == pytest.approx(raw[:2])
     assert iv.extra["lam"] == 1.0 and iv.n == 6 and iv.n_unlabelled == 10 and iv.too_small
 
 
-def test_perfect_judge_gives_the_judge_mean_and_narrower_interval():
+@pytest.mark.parametrize("tuned", [False, True])
+def test_ppi_equals_ppi_python_inside_the_range_and_is_clipped_outside(tuned):
+    """The issue's case: PPI 1.048 [0.960, 1.136] for a system whose labels are nearly all 1."""
+    rng = np.random.default_rng(4)
+    y = (rng.random(40) < 0.97).astype(float)
+    f = np.where(rng.random(40) < 0.15, 1 - y, y)
+    fu = (rng.random(400) < 0.95).astype(float)
+    lam = None if tuned else 1
+    low, high = (float(np.squeeze(v)) for v in ppi_py.ppi_mean_ci(y, f, fu, alpha=0.05, lam=lam))
+    point = float(np.squeeze(ppi_py.ppi_mean_pointestimate(y, f, fu, lam=lam)))
+    iv = ppi.ppi_mean(y, f, fu, tuned=tuned)
+    assert iv.extra["unclipped"] == pytest.approx((point, low, high), abs=1e-12)
+    assert (iv.estimate, iv.low, iv.high) == pytest.approx((min(point, 1), max(low, 0), min(high, 1)), abs=1e-12)
+    assert 0 <= iv.low <= iv.estimate <= iv.high <= 1
+    if not tuned:
+        assert high > 1  # ppi_py's interval leaves the range here; ours stops at 1
+
+
+def test_normal_approximation_problems_fall_back_to_human_only():
+    y = np.array([1.0] * 40)
+    m = ppi.mean_intervals(y, y, np.ones(100))
+    assert m["ppi"].method == "human only (clopper-pearson)"
+    assert m["ppi"].note.startswith("every labelled request is yes (40 of 40)")
+    # 1.000 [1.000, 1.000] from 40 labels that are all 1 was the CLT interval; Clopper-Pearson: [0.912, 1]
+    assert (m["human"].estimate, m["human"].high) == (1.0, 1.0)
+    assert m["human"].low == pytest.approx(0.025 ** (1 / 40))
+    rng = np.random.default_rng(0)
+    y = (rng.random(200) < 0.5).astype(float)
+    m = ppi.mean_intervals(y, y, (rng.random(500) < 0.5).astype(float))  # a judge that never errs on the labels
+    assert m["ppi"].note == "the judge agrees with every human label (0 disagreements in 200): at least 10 are needed"
+    f = np.where(rng.random(200) < 0.2, 1 - y, y)
+    m = ppi.mean_intervals(y, f, (rng.random(500) < 0.5).astype(float))
+    assert m["ppi"].method == "ppi" and m["ppi"].note == ""
+    assert ppi.mean_intervals(y[:60], f[:60], np.ones(9), tuned=True)["ppi"].note == (
+        "only 60 labelled requests: PPI++ needs at least 100")
+
+
+def test_a_perfect_judge_gives_the_judge_mean_and_a_narrower_normal_interval():
     y, _, _, full = _synthetic(9, 60, 600)
+    raw = ppi.ppi_mean(full[:60], full[:60], full[60:])
+    assert raw.estimate == pytest.approx(full[60:].mean())
     m = ppi.mean_intervals(full[:60], full[:60], full[60:])
-    assert m["ppi"].estimate == pytest.approx(full[60:].mean())
-    assert m["ppi"].width < m["human"].width / 2
+    assert m["ppi"].width == m["human"].width and "0 disagreements" in m["ppi"].note
+    assert raw.width < m["human"].width / 2
 
 
 @pytest.mark.parametrize("tuned", [False, True])
@@ -272,22 +372,22 @@ def test_table_level_agreement_and_intervals():
     t = judgement_tables.read_judgements(TABLE)
     agree = agreement.agreement_table(t, by=("judge", "judgement"))
     assert agree[["n", "tp", "fp", "fn", "tn"]].values.tolist() == [[3, 2, 1, 0, 0]]
-    iv = ppi.system_intervals(t)
+    iv = system_means.system_intervals(t)
     a = iv[(iv["system"] == "A")].set_index("estimator")
     # A: q1 judge mean 0.5, human 1 (only item 0 labelled); q2 judge 1, human 0. All labelled.
     assert a.loc["human only", "estimate"] == pytest.approx(0.5)
     assert a.loc["judge only", "estimate"] == pytest.approx(0.75)
     assert math.isnan(a.loc["PPI", "estimate"])  # no unlabelled request: nothing to add
     with pytest.raises(EvalSuiteError) as err:
-        ppi.difference_interval(t, "A", "C")
+        system_means.difference_interval(t, "A", "C")
     assert err.value.field == "system_b"
 
 
 def test_labelled_subset_is_seeded_and_paired():
     rows = "".join(f"q{i},{s},c,0,lex,1,1,{(i + len(s)) % 2}\n" for i in range(20) for s in ("A", "BB"))
     t = judgement_tables.read_judgements(b"query_id,system,judgement,item,judge,judge_score,judge_label,human_label\n" + rows.encode())
-    s1 = ppi.labelled_subset(t, 5, seed=3)
-    s2 = ppi.labelled_subset(t, 5, seed=3)
+    s1 = system_means.labelled_subset(t, 5, seed=3)
+    s2 = system_means.labelled_subset(t, 5, seed=3)
     assert s1["human_label"].equals(s2["human_label"])
     kept = s1[s1["human_label"].notna()]
     assert kept["query_id"].nunique() == 5 and len(kept) == 10  # the same ids for both systems

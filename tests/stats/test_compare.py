@@ -609,3 +609,28 @@ def test_scores_other_tools_define_as_lower_is_better_count_as_regressions_when_
     report = compare_per_query({"base": base, "risen": risen}, test="t-test")
     regressed = set(report.regressions()["metric"])
     assert regressed == {"hallucination", "noise_sensitivity"}  # faithfulness rose: better
+
+
+def test_every_pair_verdict_names_the_significant_pairs_without_the_baseline():
+    # C beats B on every query by 0.3 (t-test p ~ 0), neither differs from A in mean; the verdict of
+    # pairs="all" must say what the B-C comparison found, not only the comparisons with A.
+    ids = [f"q{i}" for i in range(12)]
+    noise = np.array([0.01, -0.02, 0.03, 0.0, -0.01, 0.02, -0.03, 0.01, 0.0, -0.02, 0.02, -0.01])
+    a = pd.DataFrame({"ndcg@10": np.r_[[0.1, 0.7] * 6]}, index=ids)
+    b = pd.DataFrame({"ndcg@10": 0.25 + noise}, index=ids)
+    c = pd.DataFrame({"ndcg@10": 0.55 + noise}, index=ids)
+    report = es.compare_per_query({"A": a, "B": b, "C": c}, test="t-test", pairs="all")
+    row = report.table[(report.table["baseline"] == "B") & (report.table["system"] == "C")].iloc[0]
+    assert row["significant"] and row["diff"] == pytest.approx(0.3)
+    assert "between the other systems, C is significantly better than B on ndcg@10" in report.verdict()
+    only_a = es.compare_per_query({"A": a, "B": b, "C": c}, test="t-test")
+    assert "other systems" not in only_a.verdict()
+    same = es.compare_per_query({"A": a, "B": b, "C": b.copy()}, test="t-test", pairs="all")
+    assert "between the other systems, no difference is significant" in same.verdict()
+
+
+def test_one_comparison_is_not_called_all_1_comparisons():
+    ids = [f"q{i}" for i in range(6)]
+    one = es.compare_per_query({"A": pd.DataFrame({"m": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]}, index=ids),
+                                "B": pd.DataFrame({"m": [0.2, 0.2, 0.4, 0.4, 0.6, 0.5]}, index=ids)}, test="t-test")
+    assert any("over the one comparison of this report" in line for line in one.describe())

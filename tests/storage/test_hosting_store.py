@@ -166,7 +166,7 @@ def test_a_store_made_before_owners_is_upgraded_in_place(spec, raw, clock):
         new = upgraded.save_workspace("new", _refs(upgraded), owner_id=ALICE)
         assert [s.workspace_id for s in upgraded.owned_workspaces(ALICE)] == [new.workspace_id]
         _begin(upgraded)
-    assert raw.rows("SELECT value FROM evalsuite_store_meta WHERE key = 'schema_version'") == [("2",)]
+    assert raw.rows("SELECT value FROM evalsuite_store_meta WHERE key = 'schema_version'") == [("3",)]
 
 
 def test_a_store_of_a_newer_schema_is_refused(spec, raw):
