@@ -84,6 +84,8 @@ class JudgeJob:
     run_id: str | None = None        # its row in the store's audit log (None: not logged)
     budget: float | None = None      # the most it may spend (per-run and what is left of the day)
     replies: dict = field(repr=False, default_factory=dict)  # {request hash: reply's cache key}
+    lexical: list = field(default_factory=list)  # lexical scores asked for
+    changes: list = field(default_factory=list)  # per metric: its mean before and after, and the judges that filled it
 
     @property
     def running(self) -> bool:
@@ -97,7 +99,7 @@ class JudgeJob:
 
 
 def build_judge(endpoint, metrics, aspects, strictness: int, aspect_strictness: int, cache=None, options=None,
-                owner: str | None = None):
+                owner: str | None = None, lexical=()):
     """A :class:`~evalsuite.judges.ragas.RagasJudge` for the page's metrics on ``endpoint``.
 
     Parameters
@@ -109,6 +111,8 @@ def build_judge(endpoint, metrics, aspects, strictness: int, aspect_strictness: 
         come with ``endpoint``).
     owner : str or None
         The user a typed endpoint's replies are cached for (nobody else is served them).
+    lexical : sequence of str
+        Lexical scores to fill as well (:data:`~evalsuite.judges.lexical.LEXICAL_COLUMNS`; no endpoint).
     """
     from evalsuite.judges import JudgeCache, LLMJudge
     from evalsuite.judges.endpoints import guarded_http_client
@@ -134,8 +138,85 @@ def build_judge(endpoint, metrics, aspects, strictness: int, aspect_strictness: 
         # The key is the endpoint's own: "" (not None) so the judge never falls back to the environment.
         llm = LLMJudge(endpoint.model, base_url=endpoint.base_url, api_key=endpoint.api_key or "", cache=cache,
                        http_client=client, **settings)
-    return RagasJudge(llm, None, metrics=metrics, aspects=aspects, strictness=strictness,
-                      aspect_strictness=aspect_strictness)
+    ragas = RagasJudge(llm, None, metrics=metrics, aspects=aspects, strictness=strictness,
+                       aspect_strictness=aspect_strictness) if metrics else None
+    if not lexical:
+        return ragas
+    from evalsuite.judges.lexical import LexicalJudge
+
+    return PageJudge(ragas, LexicalJudge(metrics=lexical))
+
+
+class PageJudge:
+    """The Judge page's run: the RAGAS metrics (:class:`~evalsuite.judges.ragas.RagasJudge`, LLM
+    and embedding) and the lexical scores (:class:`~evalsuite.judges.lexical.LexicalJudge`, no
+    model, no endpoint), one after the other, with one progress, one stop and one set of counts."""
+
+    def __init__(self, ragas=None, lexical=None) -> None:
+        self.ragas, self.lexical = ragas, lexical
+        self.llm = getattr(ragas, "llm", None)
+        self._stopped = False
+
+    def estimate(self, records) -> str:
+        parts = [str(self.ragas.estimate(records))] if self.ragas is not None else []
+        if self.lexical is not None:
+            parts.append(self.lexical.estimate(records))
+        return "; ".join(parts)
+
+    def stop(self) -> None:
+        self._stopped = True
+        if self.ragas is not None:
+            self.ragas.stop()
+
+    def judge(self, records, *, progress=None):
+        from evalsuite.judges import JudgedRecords, JudgeStats
+
+        stats, done = JudgeStats(), len(records)
+        for judge in (self.ragas, self.lexical):
+            if judge is None or self._stopped:
+                continue
+            result = judge.judge(records, progress=progress)
+            records, done = result.records, min(done, result.done)
+            stats.merge(result.stats)
+        if self._stopped and stats.stopped is None:
+            stats.stopped = "interrupted"
+        return JudgedRecords(records, stats, done)
+
+
+def metric_changes(before, after, metrics, lexical) -> list[dict]:
+    """Per metric: its mean over the judged records before the run and after it, the records it
+    has a value for after, and the judges that filled it (plain values for a table)."""
+    from evalsuite.metrics.registry import METRICS
+
+    def means(records):
+        import math
+
+        out = {}
+        try:
+            from evalsuite.records.evaluation import evaluate_records
+
+            report = evaluate_records(records)
+            table = report.per_query
+            for m in metrics:
+                if m in table.columns:
+                    value = table[m].astype(float).mean()
+                    out[m] = (None if math.isnan(value) else float(value), int(table[m].notna().sum()))
+        except Exception:  # no metric can be computed from these records (none was judged)
+            pass
+        for m in lexical:
+            values = records.table.column(m).to_pylist() if m in records.table.column_names else []
+            present = [v for v in values if v is not None]
+            out[m] = (sum(present) / len(present) if present else None, len(present))
+        return out
+
+    old, new = means(before), means(after)
+    rows = []
+    for m in [*metrics, *lexical]:
+        judges = "lexical" if m in lexical else ", ".join(METRICS[m].needs.judges) if m in METRICS else ""
+        b, a = old.get(m, (None, 0)), new.get(m, (None, 0))
+        rows.append({"metric": m, "before": b[0], "after": a[0], "records with a value after": a[1],
+                     "judged by": judges})
+    return rows
 
 
 def _subset(records, rows):
@@ -184,6 +265,9 @@ def _run(job: JudgeJob, records) -> None:
         part = _subset(records, job.rows)
         result = job.judge.judge(part, progress=progress)
         job.stats = result.stats.as_dict()
+        from evalsuite.judges import run_outcome
+
+        outcome = run_outcome(result.stats)
         if result.stats.stopped == "budget" and job.status != "cancelling":
             job.status = "cancelled"
             job.message = (f"Stopped by the budget after {result.done} of {len(part)} records: this run could spend at "
@@ -194,10 +278,18 @@ def _run(job: JudgeJob, records) -> None:
             return
         if job.status == "cancelling" or result.stats.stopped:
             job.status = "cancelled"
-            job.message = (f"Stopped ({result.stats.stopped or 'cancelled'}) after {result.done} of {len(part)} records; "
-                           "nothing joined the session. Starting again answers the finished calls from the cache.")
+            why = f": {outcome.message}" if outcome.message not in ("", outcome.status) else ""
+            job.message = (f"Stopped ({result.stats.stopped or 'cancelled'}{why}) after {result.done} of {len(part)} "
+                           "records; nothing joined the session. Starting again answers the finished calls from the "
+                           "cache.")
+            job.outcome = "error" if outcome.status == "endpoint failing" else None
+            return
+        if outcome.status == "missing":  # a run that did nothing useful is never done
+            job.status, job.outcome = "error", "error"
+            job.message = f"The run failed: {outcome.message}; nothing joined the session."
             return
         job.replies = _reply_keys(job.judge, result.records)
+        job.changes = metric_changes(part, result.records, job.metrics, job.lexical)
         merged = _merge(records, result.records, job.rows)
         import tempfile
         from pathlib import Path
@@ -207,8 +299,10 @@ def _run(job: JudgeJob, records) -> None:
             write_records(merged, path)
             job.result = path.read_bytes()
         s = result.stats
-        job.message = (f"{result.done} of {len(part)} records judged: {s.calls} requests sent, {s.cache_hits} from the "
-                       f"cache, {s.rule_decided} decided by rule, {sum(s.missing.values())} missing; cost {s.cost:.4f}")
+        unreached = f" ({s.unreached} more could not connect)" if s.unreached else ""
+        job.message = (f"{result.done} of {len(part)} records judged: {s.calls} requests sent{unreached}, "
+                       f"{s.cache_hits} from the cache, {s.rule_decided} decided by rule, {sum(s.missing.values())} "
+                       f"missing; cost {s.cost:.4f}")
         job.status = "done"
     except Exception as exc:  # shown as a message on the page, never a traceback
         from evalsuite.errors import EvalSuiteError

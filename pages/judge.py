@@ -1,17 +1,25 @@
-"""Judge page: every RAGAS metric from raw records. Choose the records, metrics and judges; see
-which fields each metric needs and which records have them; the estimate before starting; a
-progress bar that survives page switches; cancel. The judged records replace the file on every
-page as a new version (the original bytes are kept and can be restored)."""
+"""Judge page: every RAGAS metric from raw records, and the lexical scores. Choose the records,
+metrics and judges; see which fields each metric needs and which records have them; the estimate
+before starting (Start is disabled, with the reason, when there is nothing to judge); a progress
+bar that survives page switches; cancel; after a run, per metric its mean before and after and the
+judges that filled it. Without an endpoint the offline judges are offered (the bundled embedding
+model and the lexical scores: BLEU, chrF, ROUGE-L, SQuAD F1 and exact match, fuzzy ratio). The
+judged records replace the file on every page as a new version (the original bytes are kept and can
+be restored)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from dashboard import hosting, judge_jobs, loaders, session, ui
+from evalsuite.judges.lexical import LEXICAL_COLUMNS
 from evalsuite.judges.ragas_needs import coverage_of
 from evalsuite.metrics.registry import JUDGED_METRICS, METRICS
 
 _DEFAULT_METRICS = [m for m in JUDGED_METRICS if m != "aspect_critique"]
+_OFFLINE_METRICS = [m for m in JUDGED_METRICS if "llm" not in METRICS[m].needs.judges]
+_LEXICAL_NAMES = {"bleu": "BLEU (sacrebleu)", "chrf": "chrF (sacrebleu)", "rouge_l": "ROUGE-L (rouge-score)",
+                  "token_f1": "SQuAD F1", "exact_match": "SQuAD exact match", "fuzzy_ratio": "fuzzy ratio (rapidfuzz)"}
 
 
 def _progress() -> None:
@@ -22,8 +30,12 @@ def _progress() -> None:
     st.subheader("Run")
     fraction = min(1.0, job.done / job.total) if job.total else 0.0
     stats = job.stats
+    waiting = (f", {stats['in_flight']} waiting for a reply (the oldest {stats.get('waiting_s', 0.0):.0f} s)"
+               if job.running and stats.get("in_flight") else "")
+    failed = sum((stats.get("failures") or {}).values())
     label = (f"{job.file_name}: {job.done} of {job.total} steps; {stats.get('calls', 0)} requests, "
-             f"{stats.get('cache_hits', 0)} from the cache, cost {stats.get('cost', 0.0):.4f}")
+             f"{stats.get('cache_hits', 0)} from the cache{waiting}" + (f", {failed} failed attempts" if failed else "")
+             + f", cost {stats.get('cost', 0.0):.4f}")
     st.progress(fraction, text=ui.plain(label))
     st.caption(f"Status: {job.status}")
     if job.running:
@@ -34,6 +46,10 @@ def _progress() -> None:
         st.error(ui.plain(job.message), icon=":material/error:")
     elif job.message:
         st.info(ui.plain(job.message), icon=":material/info:")
+    if not job.running and job.changes:
+        st.caption("What the run changed: each metric's mean over the judged records before and after it, and the "
+                   "judges that filled it (each record's judge and model are in its provenance on Per-query).")
+        st.dataframe(job.changes, hide_index=True, width="stretch")
 
 
 def _live_progress() -> None:
@@ -117,6 +133,24 @@ def _aspects() -> dict[str, str]:
     return out
 
 
+def _offline_only() -> bool:
+    """No endpoint can be used here (the operator set none and visitors may not type one)."""
+    try:
+        access = hosting.judge_access()
+    except Exception:
+        return True
+    return not (access.has_operator_endpoint or access.typed_endpoints)
+
+
+def _pairs_with_text(records) -> int:
+    """Records with both an answer and a reference (what a lexical score compares)."""
+    table = records.table
+    if "answer" not in table.column_names or "reference" not in table.column_names:
+        return 0
+    return sum(a is not None and r is not None for a, r in zip(table.column("answer").to_pylist(),
+                                                              table.column("reference").to_pylist()))
+
+
 def render() -> None:
     st.title("Judge")
     judge_jobs.collect_finished()
@@ -145,9 +179,16 @@ def render() -> None:
         if st.button("Restore the original file", key="judge_restore"):
             judge_jobs.restore_original(stored.key)
             st.rerun()
-    systems = ui.bound(st.multiselect, "Systems", records.systems, default=records.systems, key="judge_systems")
+    # Another file than last time: its own systems and size (the last file's choice would select nothing).
+    reset = st.session_state.get("judge_file_shown", stored.key) != stored.key
+    st.session_state["judge_file_shown"] = stored.key
+    if reset:
+        st.session_state["judge_systems"] = list(records.systems)
+        st.session_state["judge_limit"] = min(20, max(1, len(records)))
+    systems = ui.bound(st.multiselect, "Systems", records.systems, default=None if reset else records.systems,
+                       key="judge_systems")
     limit = st.number_input("Records at most (the first of each chosen system)", min_value=1,
-                            value=min(20, max(1, len(records))), step=1, key="judge_limit")
+                            value="min" if reset else min(20, max(1, len(records))), step=1, key="judge_limit")
     system_column = records.table.column("system").to_pylist()
     per_system: dict = {}
     rows = []
@@ -155,7 +196,15 @@ def render() -> None:
         if s in systems and per_system.get(s, 0) < limit:
             per_system[s] = per_system.get(s, 0) + 1
             rows.append(i)
-    metrics = ui.bound(st.multiselect, "Metrics", list(JUDGED_METRICS), default=_DEFAULT_METRICS, key="judge_metrics")
+    offline = _offline_only()
+    metrics = ui.bound(st.multiselect, "Metrics", list(JUDGED_METRICS), default=_OFFLINE_METRICS if offline else
+                       _DEFAULT_METRICS, key="judge_metrics",
+                       help="The metrics judged by the LLM need an endpoint; answer similarity runs on the bundled "
+                            "embedding model")
+    lexical = ui.bound(st.multiselect, "Lexical scores (no model, no endpoint)", list(LEXICAL_COLUMNS),
+                       default=list(LEXICAL_COLUMNS) if offline else [], key="judge_lexical",
+                       format_func=lambda m: _LEXICAL_NAMES.get(m, m),
+                       help="Each record's answer against its reference")
     aspects = _aspects() if "aspect_critique" in metrics else {}
     a, b = st.columns(2)
     strictness = a.number_input("Questions per answer (answer relevancy)", min_value=1, max_value=10, value=3,
@@ -170,14 +219,20 @@ def render() -> None:
     # An int64 array: an empty selection (no system chosen) must take no rows, not fail to infer a type.
     subset = records if len(rows) == len(records) else es.Records(
         records.table.take(pa.array(rows, pa.int64())), source=records.source, extra_columns=list(records.extra_columns))
-    if metrics:
+    judgeable = 0
+    if metrics or lexical:
         info = coverage_of(subset, metrics)
         st.subheader("Fields each metric needs")
         table = [{"metric": m, "needs": ", ".join(i["fields"]), "judges": ", ".join(METRICS[m].needs.judges),
                   "records with the fields": i["records_with_fields"], "records chosen": i["records"],
                   "missing fields": ", ".join(i["missing_fields"])} for m, i in info.items()]
+        pairs = _pairs_with_text(subset)
+        table += [{"metric": m, "needs": "answer, reference", "judges": "lexical", "records with the fields": pairs,
+                   "records chosen": len(subset), "missing fields": ", ".join(
+                       f for f in ("answer", "reference") if f not in subset.table.column_names)} for m in lexical]
         st.dataframe(table, hide_index=True, width="stretch")
-    if not rows or not metrics:
+        judgeable = max([row["records with the fields"] for row in table], default=0)
+    if not rows or not (metrics or lexical):
         st.info("Choose at least one system and one metric.", icon=":material/info:")
         _progress()
         return
@@ -188,7 +243,7 @@ def render() -> None:
         return
     try:
         judge = judge_jobs.build_judge(endpoint, metrics, aspects, int(strictness), int(votes), options=options,
-                                       owner=hosting.user().id)
+                                       owner=hosting.user().id, lexical=lexical)
         estimate = judge.estimate(subset)
     except Exception as exc:
         ui.show_error(exc)
@@ -196,8 +251,14 @@ def render() -> None:
         return
     st.subheader("Estimate")
     st.text(f"{len(rows)} records: {estimate}")
-    if st.button("Start judging", key="judge_start", type="primary", icon=":material/play_arrow:"):
-        job = judge_jobs.JudgeJob(stored.key, stored.name, list(metrics), rows, judge=judge, estimate=str(estimate))
+    why_not = None if judgeable else (f"Nothing to judge: none of the {len(rows)} chosen records has the fields any "
+                                      "chosen metric needs (see the table above).")
+    if why_not:
+        st.info(why_not, icon=":material/block:")
+    if st.button("Start judging", key="judge_start", type="primary", icon=":material/play_arrow:",
+                 disabled=why_not is not None, help=why_not):
+        job = judge_jobs.JudgeJob(stored.key, stored.name, list(metrics), rows, judge=judge, estimate=str(estimate),
+                                  lexical=list(lexical))
         try:
             judge_jobs.start(job, records, endpoint=endpoint)
         except Exception as exc:  # a limit: the message says which

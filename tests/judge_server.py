@@ -76,12 +76,15 @@ class JudgeServer:
     """The loopback server; ``with JudgeServer(...) as server: server.base_url``."""
 
     def __init__(self, *, recordings: dict | None = None, scripted: bool = False, delay: float = 0.0,
-                 slow_seconds: float = 3.0, record_into: dict | None = None, reply=None) -> None:
+                 slow_seconds: float = 3.0, record_into: dict | None = None, reply=None,
+                 embed_delay: float = 0.0) -> None:
         self.recordings = recordings if recordings is not None else (
             json.loads(RECORDINGS.read_text(encoding="utf-8")) if RECORDINGS.exists() and not scripted else {})
         self.scripted = scripted or reply is not None
         self.reply = reply or scripted_reply
         self.delay = delay
+        self.embed_delay = embed_delay  # seconds before each /embeddings reply
+        self.embeddings = 0  # /embeddings requests received
         self.slow_seconds = slow_seconds
         self.record_into = record_into
         self.faults: dict[str, list[str]] = {}
@@ -147,6 +150,10 @@ class JudgeServer:
                         server.in_flight -= 1
 
             def _embeddings(self, body):
+                with server._lock:
+                    server.embeddings += 1
+                if server.embed_delay:
+                    time.sleep(server.embed_delay)
                 inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
                 data = []
                 for i, text in enumerate(inputs):
@@ -220,3 +227,32 @@ class JudgeServer:
     def __exit__(self, *exc) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def refused_port() -> int:
+    """A loopback port with nothing listening (connections to it are refused)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class SilentServer:
+    """A loopback endpoint that accepts connections (the kernel completes them from the listen
+    backlog) and never answers: ``with SilentServer() as silent: silent.base_url``."""
+
+    def __enter__(self) -> "SilentServer":
+        import socket
+
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(256)
+        return self
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._sock.getsockname()[1]}/v1"
+
+    def __exit__(self, *exc) -> None:
+        self._sock.close()

@@ -43,8 +43,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 
 # Allowed breaks of a rule: what, why, and which issue removes it.
 EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("lines", "evalsuite/judges/llm.py"):
-        "714 lines: issue 27 rewrites the LLM judge's request loop and splits the module then",
 }
 
 

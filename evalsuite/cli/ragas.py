@@ -5,10 +5,14 @@ reference: shows which records have the fields each metric needs and the estimat
 tokens, cost), runs :class:`evalsuite.judges.ragas.RagasJudge` with a progress line, writes the
 judged records (Parquet or JSONL) and prints each system's means with their coverage. Endpoint
 settings as ``evalsuite judge`` (flags, else ``EVALSUITE_JUDGE_MODEL`` / ``EVALSUITE_JUDGE_BASE_URL``,
-else the TOML ``[judge]`` table; the key only from the environment). Ctrl-C or the budget stop
-the run cleanly; rerunning resumes from the cache.
+else the TOML ``[judge]`` table; the key only from the environment), and so are the bounds of a
+run (``--timeout``, ``--connect-timeout``, ``--breaker``, ``--deadline``, ``--max-missing``). Ctrl-C
+stops within about 2 s in every phase (the LLM judge's, this module's, the embeddings): the records
+judged so far are written, every answered call is cached, and rerunning resumes without
+repeating one.
 
-Exit codes: 0 done, 2 bad input or settings, 3 stopped by the budget, 130 interrupted.
+Exit codes as ``evalsuite judge`` (:mod:`evalsuite.judges.outcome`): 0 done, 2 bad input or
+settings, 3 budget, 4 too many judgements missing, 5 endpoint failing, 6 deadline, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -42,9 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--embedding-model", help="embeddings endpoint model (default the bundled all-MiniLM-L6-v2)")
     parser.add_argument("--embedding-base-url", help="embeddings endpoint (with --embedding-model)")
     parser.add_argument("--config", help="TOML file with a [judge] table (never the key)")
-    parser.add_argument("--concurrency", type=int)
-    parser.add_argument("--timeout", type=float)
-    parser.add_argument("--max-retries", type=int)
+    parser.add_argument("--concurrency", type=int, help="requests in flight (default 8)")
     parser.add_argument("--max-tokens", type=int)
     parser.add_argument("--price-input", type=float, help="price per million input tokens")
     parser.add_argument("--price-output", type=float, help="price per million output tokens")
@@ -53,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--compat", choices=("ragas",), help="RAGAS's arithmetic where it differs")
     parser.add_argument("--estimate-only", action="store_true", help="print coverage and estimate, then stop")
     parser.add_argument("--system", help="system name for records without one")
+    from .judge import add_run_limits
+
+    add_run_limits(parser)
     add_read_bounds(parser)
     return parser
 
@@ -84,14 +89,20 @@ def build_judge(settings: dict, metrics, aspects, strictness, aspect_strictness,
         if not embedding_model:
             raise EvalSuiteError("an embeddings endpoint needs --embedding-model", field="embedding_model")
         embedder = EndpointEmbedder(embedding_model, base_url=embedding_base_url,
-                                    cache=llm.cache if llm is not None else JudgeCache(settings.get("cache")))
+                                    cache=llm.cache if llm is not None else JudgeCache(settings.get("cache")),
+                                    timeout=settings.get("timeout", 30.0),
+                                    connect_timeout=settings.get("connect_timeout", 5.0))
     return RagasJudge(llm, embedder, metrics=metrics, aspects=aspects, strictness=strictness,
                       aspect_strictness=aspect_strictness)
 
 
+class _NothingJudged(Exception):
+    """No record was finished: the means table is left out."""
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``evalsuite ragas``; returns the exit code."""
-    from .judge import _Progress, _settings
+    from .judge import _Progress, _settings, check_max_missing, deferred_interrupt, ending, interrupted, summary
     from ..io.record_files import check_output, write_records
     from ..judges.ragas_needs import JUDGED_METRICS, coverage_of
     from ..io.record_files import read_records
@@ -102,49 +113,53 @@ def main(argv: list[str] | None = None) -> int:
         # --estimate-only writes nothing: an existing output is no reason to refuse it
         check_output(args.output, inputs=[args.records], force=args.force or args.estimate_only)
         settings = _settings(args)
+        check_max_missing(settings)
         aspects = _aspects(args.aspect)
         metrics = settings.get("metrics") or [m for m in JUDGED_METRICS if m != "aspect_critique" or aspects]
         if aspects and "aspect_critique" not in metrics:
             metrics = [*metrics, "aspect_critique"]
-        records = read_records(args.records, system=args.system, limits=read_limits(args))
-        for metric, info in coverage_of(records, metrics).items():
-            missing = f"; missing fields: {', '.join(info['missing_fields'])}" if info["missing_fields"] else ""
-            print(f"evalsuite ragas: {metric}: needs {', '.join(info['fields'])}; {info['records_with_fields']:,} of "
-                  f"{info['records']:,} records have them{missing}", file=sys.stderr)
-        judge = build_judge(settings, metrics, aspects, args.strictness, args.aspect_strictness,
-                            args.embedding_model, args.embedding_base_url)
-        print(f"evalsuite ragas: estimate: {judge.estimate(records)}", file=sys.stderr)
+        try:
+            records = read_records(args.records, system=args.system, limits=read_limits(args))
+            for metric, info in coverage_of(records, metrics).items():
+                missing = f"; missing fields: {', '.join(info['missing_fields'])}" if info["missing_fields"] else ""
+                print(f"evalsuite ragas: {metric}: needs {', '.join(info['fields'])}; {info['records_with_fields']:,} of "
+                      f"{info['records']:,} records have them{missing}", file=sys.stderr)
+            judge = build_judge(settings, metrics, aspects, args.strictness, args.aspect_strictness,
+                                args.embedding_model, args.embedding_base_url)
+            print(f"evalsuite ragas: estimate: {judge.estimate(records)}", file=sys.stderr)
+        except KeyboardInterrupt:
+            return interrupted("ragas", "before judging")
         if args.estimate_only:
             return 0
         progress = _Progress()
         try:
-            try:
-                result = judge.judge(records, progress=progress)
-            except KeyboardInterrupt:  # the base phase handles its own; a later phase stops here
-                judge.stop()
-                raise EvalSuiteError("interrupted before the run could write its records", field="run")
+            result = judge.judge(records, progress=progress)  # Ctrl-C in any phase: the records judged so far
+        except KeyboardInterrupt:
+            return interrupted("ragas", "while the judged records were assembled")
         finally:
             progress.close()
-        write_records(result.records, args.output, inputs=[args.records], force=args.force)
-        report = evaluate_records(result.records, compat=args.compat)
+        with deferred_interrupt() as caught:
+            write_records(result.records, args.output, inputs=[args.records], force=args.force)
+        print(f"evalsuite ragas: wrote {args.output}", file=sys.stderr)
+        for line in summary("ragas", result, len(records), judge.llm.endpoint_host if judge.llm is not None else None):
+            print(line, file=sys.stderr)
+        if caught:
+            result.stats.stopped = "interrupted"
+        try:
+            if not result.done:  # a stop before the first record was finished: no column to average
+                raise _NothingJudged
+            report = evaluate_records(result.records, compat=args.compat)
+            print("system\tmetric\tmean\tcoverage")
+            for system, scores in report.scores.items():
+                for metric, score in scores.items():
+                    value = float(score)
+                    print(f"{system}\t{metric}\t{'nan' if math.isnan(value) else f'{value:.4f}'}\t"
+                          f"{score.params['coverage']:.3f}")
+        except KeyboardInterrupt:  # the records are written; only the summary table is cut short
+            result.stats.stopped = "interrupted"
+        except _NothingJudged:
+            print("evalsuite ragas: no record was judged, so there are no means to show", file=sys.stderr)
     except EvalSuiteError as exc:
         print(f"evalsuite ragas: error: {exc}", file=sys.stderr)
         return 2
-    stats = result.stats
-    print(f"evalsuite ragas: wrote {args.output}: {result.done:,} of {len(records):,} records judged; "
-          f"{stats.calls:,} requests sent, {stats.cache_hits:,} from the cache, {stats.rule_decided:,} decided by "
-          f"rule, missing {sum(stats.missing.values()):,}; cost {stats.cost:.4f}", file=sys.stderr)
-    print("system\tmetric\tmean\tcoverage")
-    for system, scores in report.scores.items():
-        for metric, score in scores.items():
-            value = float(score)
-            print(f"{system}\t{metric}\t{'nan' if math.isnan(value) else f'{value:.4f}'}\t"
-                  f"{score.params['coverage']:.3f}")
-    if stats.stopped == "budget":
-        print("evalsuite ragas: stopped before the budget would be passed; rerun with a larger --budget and --force",
-              file=sys.stderr)
-        return 3
-    if stats.stopped == "interrupted":
-        print("evalsuite ragas: interrupted; rerun the same command with --force to resume", file=sys.stderr)
-        return 130
-    return 0
+    return ending("ragas", result.stats, settings.get("max_missing"))

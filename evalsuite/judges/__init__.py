@@ -11,6 +11,10 @@ and reference (``docs/judges.md``).
   RAGAS family from raw records, with the LLM judge and an embedder; what each metric needs is in
   :mod:`evalsuite.judges.ragas_needs`, every prompt in :mod:`evalsuite.judges.prompts`.
 
+A run is bounded (:mod:`evalsuite.judges.run_control`: deadline, circuit breaker, stop) and
+says how it ended (:func:`~evalsuite.judges.outcome.run_outcome`: done, too many judgements
+missing, budget, endpoint failing, deadline, interrupted, each with its exit code).
+
 Every judge writes columns of the records schema (so every metric and page works on judged
 records unchanged) plus ``judge_provenance``, and keeps every call in a :class:`JudgeCache`.
 Importing this package loads neither ``openai`` nor ``onnxruntime``: each is imported when a judge
@@ -21,6 +25,7 @@ from ._base import PROVENANCE_COLUMN, JudgedRecords, JudgeStats, Provenance, end
 from ._cache import JudgeCache, canonical_json, request_hash
 from .lexical import LEXICAL_COLUMNS, LexicalJudge, bleu, chrf, exact_match, fuzzy_ratio, lexical_scores, rouge_l, token_f1
 from .llm import LLM_COLUMNS, Estimate, LLMJudge
+from .outcome import DEFAULT_MAX_MISSING, EXIT_CODES, Outcome, run_outcome
 from .prompts import PROMPTS
 
 
@@ -35,4 +40,5 @@ __all__ = [
     "JudgeCache", "request_hash", "canonical_json", "Provenance", "JudgeStats", "JudgedRecords",
     "PROVENANCE_COLUMN", "write_columns", "endpoint_host", "LLMJudge", "LexicalJudge", "EmbeddingJudge", "EndpointEmbedder", "MiniLMEmbedder", "Estimate", "LLM_COLUMNS", "PROMPTS", "LEXICAL_COLUMNS",
     "bleu", "chrf", "rouge_l", "token_f1", "exact_match", "fuzzy_ratio", "lexical_scores",
+    "Outcome", "run_outcome", "DEFAULT_MAX_MISSING", "EXIT_CODES",
 ]

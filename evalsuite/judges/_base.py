@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
@@ -68,6 +68,8 @@ class Provenance:
         budget, interrupted ...): a missing judgement is None, never a verdict.
     index : int or None
         The chunk a per-chunk judgement is about.
+    attempts : int or None
+        Requests sent for it when more than one (retries) or when all failed.
     """
 
     column: str
@@ -83,6 +85,7 @@ class Provenance:
     cached: bool = False
     status: str = "ok"
     index: int | None = None
+    attempts: int | None = None
 
     def as_dict(self) -> dict:
         return {k: v for k, v in vars(self).items() if v is not None}
@@ -96,34 +99,59 @@ class JudgeStats:
     ----------
     judgements : int
         Requests answered (from the endpoint or the cache).
+    ok : int
+        Judgements with a usable verdict (answered, and the reply read).
     calls : int
-        HTTP requests sent to the endpoint (retries included).
+        HTTP requests that reached the endpoint (it answered with a status, or accepted the
+        connection and stayed silent), retries included.
+    unreached : int
+        Attempts that never reached it (connection refused or failed, connect timeout).
     cache_hits : int
-        Requests answered from the cache.
+        Requests answered without a call of their own: from the cache, or by an identical
+        request in flight (single-flight; those are also counted in ``shared``).
+    shared : int
+        Requests answered by the call of an identical request already in flight.
     retries : int
         Repeated requests after 429, 5xx, a timeout or a connection error.
     rule_decided : int
         Judgements decided without a call (empty answer, no contexts, no reference).
     missing : dict of str -> int
-        Missing judgements (None) by reason.
+        Missing judgements (None) by cause: ``connection refused``, ``timeout``, ``HTTP 500``,
+        ``malformed``, ``truncated`` ... and, for judgements a stop left unasked, ``budget``,
+        ``interrupted``, ``deadline``, ``endpoint failing``.
+    failures : dict of str -> int
+        Failed attempts (retries included) by cause.
     prompt_tokens, completion_tokens : int
         Tokens of the calls sent (cache hits cost nothing and are not counted).
     cost : float
         prompt_tokens x input price + completion_tokens x output price (per million tokens).
     stopped : str or None
-        ``budget`` or ``interrupted`` when the run stopped early.
+        ``budget``, ``interrupted``, ``deadline`` or ``endpoint failing`` when the run stopped early.
+    stop_message : str
+        Why, in words (the circuit breaker names the endpoint and the causes).
+    in_flight : int
+        Requests waiting for a reply now (progress).
+    waiting_s : float
+        Age of the oldest of them in seconds (progress).
     """
 
     judgements: int = 0
+    ok: int = 0
     calls: int = 0
+    unreached: int = 0
     cache_hits: int = 0
+    shared: int = 0
     retries: int = 0
     rule_decided: int = 0
     missing: dict = field(default_factory=dict)
+    failures: dict = field(default_factory=dict)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
     stopped: str | None = None
+    stop_message: str = ""
+    in_flight: int = 0
+    waiting_s: float = 0.0
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -133,12 +161,29 @@ class JudgeStats:
             for name, value in counts.items():
                 setattr(self, name, getattr(self, name) + value)
 
-    def add_missing(self, reason: str) -> None:
+    def add_missing(self, reason: str, n: int = 1) -> None:
         with self._lock:
-            self.missing[reason] = self.missing.get(reason, 0) + 1
+            self.missing[reason] = self.missing.get(reason, 0) + n
+
+    def add_failure(self, cause: str) -> None:
+        with self._lock:
+            self.failures[cause] = self.failures.get(cause, 0) + 1
+
+    def merge(self, other: "JudgeStats") -> None:
+        """Add another run's counts (a judge run in phases: the RAGAS judge's embedding phase)."""
+        with self._lock:
+            for name in ("judgements", "ok", "calls", "unreached", "cache_hits", "shared", "retries", "rule_decided",
+                         "prompt_tokens", "completion_tokens", "cost"):
+                setattr(self, name, getattr(self, name) + getattr(other, name))
+            for mine, theirs in ((self.missing, other.missing), (self.failures, other.failures)):
+                for key, value in theirs.items():
+                    mine[key] = mine.get(key, 0) + value
+            if self.stopped is None and other.stopped is not None:
+                self.stopped, self.stop_message = other.stopped, other.stop_message
 
     def as_dict(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if not k.startswith("_")}
+        with self._lock:
+            return {k: (dict(v) if isinstance(v, dict) else v) for k, v in vars(self).items() if not k.startswith("_")}
 
 
 @dataclass

@@ -55,6 +55,28 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # a str alone: the same text as in canonical_json
+
+
+def messages_json(messages: list) -> str:
+    """``canonical_json(messages)`` for chat messages of ``role`` and ``content`` strings, made
+    without sorting each message's keys (a judge run makes one per judgement, cached or not).
+
+    Examples
+    --------
+    >>> m = [{"role": "system", "content": "Judge."}, {"role": "user", "content": 'Is "é" a letter?\\n'}]
+    >>> messages_json(m) == canonical_json(m)
+    True
+    """
+    parts = []
+    for message in messages:
+        role, content = message.get("role"), message.get("content")
+        if len(message) != 2 or not isinstance(role, str) or not isinstance(content, str):
+            return canonical_json(messages)
+        parts.append('{"content":' + _ENCODE(content) + ',"role":' + _ENCODE(role) + "}")
+    return "[" + ",".join(parts) + "]"
+
+
 def request_hash(request: dict) -> str:
     """SHA-256 (hex) of the canonical JSON of a judge request.
 
@@ -242,9 +264,14 @@ class ScopedCache:
         self.base = base
         self.scope = scope
         self.path = base.path
+        # canonical_json([*scope, key]) is this prefix, the key as JSON, and "]": made once, not per lookup.
+        self._prefix = canonical_json(list(scope))[:-1] + "," if scope else None
 
     def scope_key(self, key: str) -> str:
-        return scoped_key(self.scope, key)
+        if self._prefix is None:
+            return key
+        text = self._prefix + json.dumps(key, ensure_ascii=False) + "]"
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def scoped(self, *parts: str) -> "ScopedCache":
         return ScopedCache(self.base, (*self.scope, *(str(p) for p in parts)))

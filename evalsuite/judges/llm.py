@@ -11,22 +11,24 @@ reference and reference claims against the answer (``answer_claims_in_reference`
 Temperature 0; output by JSON schema, falling back to JSON mode, then to text with tolerant
 extraction, recording which mode answered. A truncated reply (``finish_reason="length"``), a
 malformed one, a refusal, no choices, or a call that failed after its retries is a missing
-judgement (None), counted by reason, never a verdict. Degenerate input is decided by a rule,
-without a call, and the provenance says so. ``openai`` is imported when a judge is built.
+judgement (None), counted by cause, never a verdict (:mod:`evalsuite.judges.replies`).
+Degenerate input is decided by a rule, without a call, and the provenance says so.
+
+A record's plan is a *flow* (:meth:`LLMJudge._flow`): the requests it can make at once are
+yielded together and sent concurrently by the request loop (:mod:`evalsuite.judges.scheduler`:
+cache first, one call per distinct request, bounded concurrency, stop and deadline), through the
+endpoint of :mod:`evalsuite.judges.transport` (timeouts, causes of failure) under the run's
+:class:`~evalsuite.judges.run_control.RunControl` (circuit breaker). ``openai`` is imported when
+the first request is sent.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import hashlib
 import json
 import math
 import os
-import random
-import threading
 import time
-from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import Any, Callable
 
 import pyarrow as pa
@@ -34,178 +36,22 @@ import pyarrow as pa
 from ..errors import EvalSuiteError
 from ..metrics.registry import judge_columns
 from ._base import JudgedRecords, JudgeStats, Provenance, endpoint_host, write_columns
-from ._cache import JudgeCache, ScopedCache, canonical_json, request_hash
+from ._cache import JudgeCache, ScopedCache, canonical_json
+from .estimate import Estimate, estimate
 from .prompts import PROMPTS, Prompt
+from .replies import extract_json
+from .run_control import DEFAULT_BREAKER, RunControl
+from .scheduler import GRACE_SECONDS, Ask, RequestLoop
+from .transport import CONNECT_TIMEOUT, ChatEndpoint, api_key_from_environment
 
-__all__ = ["LLMJudge", "Estimate", "LLM_COLUMNS", "MODES", "extract_json", "api_key_from_environment"]
+__all__ = ["LLMJudge", "Estimate", "LLM_COLUMNS", "MODES", "extract_json", "api_key_from_environment", "Ask"]
 
 #: Judgement columns the LLM judge fills: the metrics' inputs it can judge (the registry's, in its order).
 LLM_COLUMNS = judge_columns("llm")
 #: Output modes, tried in this order.
 MODES = ("json_schema", "json_object", "text")
-#: Environment variables the key is read from, in order (never from a flag or a file).
-API_KEY_VARIABLES = ("EVALSUITE_JUDGE_API_KEY", "OPENAI_API_KEY")
-
 
 _PLACEHOLDER = "\u0000messages\u0000"  # stands for the messages in a request template
-
-
-def api_key_from_environment() -> str | None:
-    """The API key from ``EVALSUITE_JUDGE_API_KEY`` or ``OPENAI_API_KEY`` (None when unset).
-
-    Examples
-    --------
-    >>> import os
-    >>> saved = {name: os.environ.pop(name, None) for name in API_KEY_VARIABLES}
-    >>> api_key_from_environment() is None
-    True
-    >>> os.environ["OPENAI_API_KEY"] = "sk-example"
-    >>> api_key_from_environment()
-    'sk-example'
-    >>> for name, value in saved.items():
-    ...     _ = os.environ.pop(name, None) if value is None else os.environ.__setitem__(name, value)
-    """
-    for name in API_KEY_VARIABLES:
-        if os.environ.get(name):
-            return os.environ[name]
-    return None
-
-
-def extract_json(text: str) -> Any:
-    """The first JSON object in a model's text reply (code fences and prose around it allowed).
-
-    Parameters
-    ----------
-    text : str
-        The reply.
-
-    Returns
-    -------
-    object
-        The first ``{...}`` that parses as JSON.
-
-    Raises
-    ------
-    ValueError
-        No JSON object in the text.
-
-    Examples
-    --------
-    >>> extract_json('Sure! ```json\\n{"verdict": "yes"}\\n``` Hope it helps.')
-    {'verdict': 'yes'}
-    >>> extract_json('no json here')
-    Traceback (most recent call last):
-    ...
-    ValueError: no JSON object in the reply
-    """
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
-        try:
-            value, _ = decoder.raw_decode(text, start)
-            if isinstance(value, dict):
-                return value
-        except ValueError:
-            pass
-        start = text.find("{", start + 1)
-    raise ValueError("no JSON object in the reply")
-
-
-def _parse_reply(prompt: Prompt, content: str, mode: str, n_claims: int | None):
-    """The verdict(s) of a reply, or raise ValueError (a malformed reply)."""
-    value = json.loads(content) if mode != "text" else extract_json(content)
-    if not isinstance(value, dict):
-        raise ValueError("the reply is not a JSON object")
-
-    def yes_no(item):
-        if isinstance(item, bool) and mode == "text":
-            return item
-        if isinstance(item, str) and item.strip().lower() in ("yes", "no"):
-            return item.strip().lower() == "yes"
-        raise ValueError(f"a verdict must be yes or no, got {item!r}")
-
-    if prompt.kind == "claims":
-        claims = value.get("claims")
-        if not isinstance(claims, list) or not all(isinstance(c, str) for c in claims):
-            raise ValueError("claims must be a list of strings")
-        return [c.strip() for c in claims if c.strip()]
-    if prompt.kind == "verdicts":
-        verdicts = value.get("verdicts")
-        if not isinstance(verdicts, list):
-            raise ValueError("verdicts must be a list")
-        if len(verdicts) != n_claims:
-            raise ValueError(f"{len(verdicts)} verdicts for {n_claims} claims")
-        return [yes_no(v) for v in verdicts]
-    return yes_no(value.get("verdict"))
-
-
-@dataclass
-class Estimate:
-    """What a run is expected to cost, shown before it starts.
-
-    Attributes
-    ----------
-    requests : int
-        Judge requests needed (claims are not known yet: one verdict request per text and premise).
-    cached : int
-        Of those, requests already in the cache (known only for claim extraction and per-chunk
-        requests, whose text is known before the run).
-    prompt_tokens : int
-        Input tokens, about 4 characters a token, of the requests not cached.
-    completion_tokens : int
-        Output tokens expected (claims about as long as the text; a few per verdict).
-    completion_tokens_max : int
-        Output tokens at most: ``max_tokens`` per request not cached.
-    cost, cost_max : float
-        At the given prices per million tokens.
-    """
-
-    requests: int
-    cached: int
-    prompt_tokens: int
-    completion_tokens: int
-    completion_tokens_max: int
-    cost: float
-    cost_max: float
-
-    def __str__(self) -> str:
-        return (f"{self.requests} judge requests ({self.cached} already cached), about {self.prompt_tokens:,} input "
-                f"and {self.completion_tokens:,} output tokens (at most {self.completion_tokens_max:,}); "
-                f"cost about {self.cost:.4f} (at most {self.cost_max:.4f})")
-
-
-class _Failed(Exception):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-class _ModeRejected(Exception):
-    pass
-
-
-def _retry_after(exc) -> float | None:
-    """Seconds from the ``Retry-After`` (or ``retry-after-ms``) header of an error response."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        try:
-            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-        except (TypeError, ValueError):
-            return None
 
 
 class LLMJudge:
@@ -228,13 +74,24 @@ class LLMJudge:
     judgements : sequence of str
         Which of :data:`LLM_COLUMNS` to fill (default all; each needs its fields).
     concurrency : int
-        Requests in flight at most (default 8).
+        Requests in flight at most (default 8); a record's requests go out together within it.
     timeout : float
-        Seconds per request (default 60).
+        Seconds per request: at most this long waiting for the reply (default 30).
+    connect_timeout : float
+        Seconds to open a connection (default 5).
     max_retries : int
         Retries after 429, 5xx, a timeout or a connection error (default 4), with exponential
         backoff (``backoff`` x 2^attempt seconds, capped at ``max_backoff``, full jitter); a
-        ``Retry-After`` header is honoured (waited for at least, plus up to 10% jitter).
+        ``Retry-After`` header is honoured (waited for at least, plus up to 10% jitter, at most
+        ``max_backoff``).
+    deadline : float or None
+        Seconds the run may take (None: no limit); then it stops as on Ctrl-C, reason ``deadline``.
+    breaker : int or None
+        Failed attempts in a row (no reply, 408/429/5xx, a rejected request) that stop the run,
+        naming the endpoint and the causes (default 10; None: never).
+    silence : float or None
+        Seconds without any reply while requests wait that stop the run the same way (default
+        1.5 x ``timeout``: an endpoint that accepts connections and never answers).
     max_tokens : int
         Output token cap per request (default 1024); a reply cut there is a missing judgement.
     price_input, price_output : float
@@ -248,8 +105,9 @@ class LLMJudge:
         the endpoint rejects (HTTP 400 or 422) is not tried again in this run.
     seed : int or None
         Sent as ``seed`` when given (part of the request hash).
-    sleep : callable
-        ``time.sleep``; tests pass a recorder.
+    sleep : callable or None
+        Called with the seconds to wait before a retry instead of waiting (tests pass a recorder);
+        None waits, and stops waiting when the run stops.
     http_client : httpx client or None
         The HTTP client of the ``openai`` client (the dashboard passes
         :func:`~evalsuite.judges.endpoints.guarded_http_client` for a visitor's endpoint).
@@ -278,10 +136,11 @@ class LLMJudge:
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
                  cache: JudgeCache | str | os.PathLike | None = None, judgements=LLM_COLUMNS, concurrency: int = 8,
-                 timeout: float = 60.0, max_retries: int = 4, backoff: float = 0.5, max_backoff: float = 30.0,
-                 max_tokens: int = 1024, price_input: float = 0.0, price_output: float = 0.0,
-                 budget: float | None = None, modes=MODES, seed: int | None = None,
-                 sleep: Callable[[float], None] = time.sleep, http_client=None) -> None:
+                 timeout: float = 30.0, connect_timeout: float = CONNECT_TIMEOUT, max_retries: int = 4,
+                 backoff: float = 0.5, max_backoff: float = 30.0, max_tokens: int = 1024, price_input: float = 0.0,
+                 price_output: float = 0.0, budget: float | None = None, modes=MODES, seed: int | None = None,
+                 deadline: float | None = None, breaker: int | None = DEFAULT_BREAKER, silence: float | None = None,
+                 sleep: Callable[[float], None] | None = None, http_client=None) -> None:
         if not isinstance(model, str) or not model:
             raise EvalSuiteError("a model id is needed", field="model", value=model)
         unknown = [j for j in judgements if j not in LLM_COLUMNS]
@@ -290,25 +149,32 @@ class LLMJudge:
         bad_modes = [m for m in modes if m not in MODES] or ([] if modes else ["(none)"])
         if bad_modes:
             raise EvalSuiteError(f"unknown output mode; use {', '.join(MODES)}", field="modes", value=bad_modes[0])
-        for name, value, low in (("concurrency", concurrency, 1), ("max_tokens", max_tokens, 1), ("max_retries", max_retries, 0)):
+        for name, value, low in (("concurrency", concurrency, 1), ("max_tokens", max_tokens, 1),
+                                 ("max_retries", max_retries, 0), ("breaker", 1 if breaker is None else breaker, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise EvalSuiteError(f"must be a whole number >= {low}", field=name, value=value)
-        for name, value in (("timeout", timeout), ("price_input", price_input), ("price_output", price_output),
+        for name, value in (("price_input", price_input), ("price_output", price_output),
                             ("budget", 0.0 if budget is None else budget), ("backoff", backoff)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
                 raise EvalSuiteError("must be a finite number >= 0", field=name, value=value)
+        for name, value in (("timeout", timeout), ("connect_timeout", connect_timeout),
+                            ("deadline", 1.0 if deadline is None else deadline),
+                            ("silence", 1.0 if silence is None else silence)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+                raise EvalSuiteError("must be a finite number of seconds > 0", field=name, value=value)
         self.model = model
         self.base_url = base_url
         self.endpoint_host = endpoint_host(base_url) or "api.openai.com"
-        self._api_key = api_key if api_key is not None else api_key_from_environment()
+        key = api_key if api_key is not None else api_key_from_environment()
         from .endpoints import endpoint_identity
 
         self.cache = (cache if isinstance(cache, (JudgeCache, ScopedCache)) else JudgeCache(cache)).scoped(
             "endpoint", endpoint_identity(base_url))
-        self._http_client = http_client
+        self.timeout = float(timeout)
+        self.endpoint = ChatEndpoint(model, base_url, key, timeout=self.timeout, connect_timeout=connect_timeout,
+                                     http_client=http_client)
         self.judgements = tuple(judgements)
         self.concurrency = concurrency
-        self.timeout = float(timeout)
         self.max_retries = max_retries
         self.backoff, self.max_backoff = float(backoff), float(max_backoff)
         self.max_tokens = max_tokens
@@ -316,32 +182,19 @@ class LLMJudge:
         self.budget = budget
         self.modes = tuple(modes)
         self.seed = seed
-        self._sleep = sleep
+        self._sleep = None if sleep is time.sleep else sleep
         self._mode_index = 0
         self._versions: dict[str, str] = {}
         self._templates: dict = {}
-        self._lock = threading.Lock()
-        self._client = None
-        self._stop = threading.Event()
-        self._reserved = 0.0
+        self.control = RunControl(self.endpoint_host, deadline=deadline, breaker=breaker,
+                                  silence=1.5 * self.timeout if silence is None else float(silence))
+        self.grace = GRACE_SECONDS
         self.stats = JudgeStats()
 
     def __repr__(self) -> str:  # never shows the key
         return f"LLMJudge(model={self.model!r}, endpoint={self.endpoint_host!r}, concurrency={self.concurrency})"
 
-    # -- the endpoint ---------------------------------------------------------------------------
-
-    def _get_client(self):
-        with self._lock:
-            if self._client is None:
-                try:
-                    import openai
-                except ImportError:  # pragma: no cover - openai is in requirements.txt
-                    raise EvalSuiteError("the LLM judge needs the openai package: pip install openai",
-                                         field="judge", value="llm") from None
-                self._client = openai.OpenAI(base_url=self.base_url, api_key=self._api_key or "no-key",
-                                             timeout=self.timeout, max_retries=0, http_client=self._http_client)
-            return self._client
+    # -- requests -------------------------------------------------------------------------------
 
     def _request(self, prompt: Prompt, messages: list[dict], mode: str) -> dict:
         request: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0,
@@ -357,144 +210,45 @@ class LLMJudge:
 
     def _key(self, prompt: Prompt, messages_json: str, mode: str) -> str:
         """request_hash(self._request(prompt, messages, mode)), from a template made once per prompt and mode."""
-        template = self._templates.get((prompt.name, mode))
+        template = self._templates.get((prompt.name, mode, prompt.system))
         if template is None:
             text = canonical_json(self._request(prompt, _PLACEHOLDER, mode))
-            template = self._templates[(prompt.name, mode)] = text.split(canonical_json(_PLACEHOLDER), 1)
+            template = self._templates[(prompt.name, mode, prompt.system)] = text.split(canonical_json(_PLACEHOLDER), 1)
         return hashlib.sha256((template[0] + messages_json + template[1]).encode("utf-8")).hexdigest()
 
-    def _send(self, request: dict) -> dict:
-        """One request with retries; the response as the cache keeps it."""
-        import openai
-
-        client = self._get_client()
-        for attempt in range(self.max_retries + 1):
-            started = time.perf_counter()
-            try:
-                completion = client.chat.completions.create(**request)
-            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                self.stats.add(calls=1)
-                if "response_format" in request:
-                    raise _ModeRejected() from None
-                raise _Failed(f"rejected (HTTP {exc.status_code})") from None
-            except (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError) as exc:
-                self.stats.add(calls=1)
-                what = "does not know the model or path" if exc.status_code == 404 else "refused the API key"
-                raise EvalSuiteError(f"the endpoint {what} (HTTP {exc.status_code})", source=self.endpoint_host,
-                                     field="model" if exc.status_code == 404 else "api key",
-                                     value=self.model if exc.status_code == 404 else None) from None
-            except (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError,
-                    openai.APIConnectionError, openai.APIStatusError) as exc:
-                self.stats.add(calls=1)
-                status = getattr(exc, "status_code", None)
-                if isinstance(exc, openai.APIStatusError) and not isinstance(exc, (openai.RateLimitError, openai.InternalServerError)) \
-                        and not (status is not None and (status >= 500 or status == 408)):
-                    raise _Failed(f"rejected (HTTP {status})") from None
-                reason = ("timeout" if isinstance(exc, openai.APITimeoutError) else
-                          "connection" if isinstance(exc, openai.APIConnectionError) else f"HTTP {status}")
-                if attempt == self.max_retries or self._stop.is_set():
-                    raise _Failed(f"failed after {attempt + 1} attempts ({reason})") from None
-                wait = _retry_after(exc)
-                if wait is not None:
-                    wait = wait * random.uniform(1.0, 1.1)
-                else:
-                    wait = random.uniform(0, min(self.max_backoff, self.backoff * 2 ** attempt))
-                self.stats.add(retries=1)
-                self._sleep(wait)
-                continue
-            self.stats.add(calls=1)
-            latency = (time.perf_counter() - started) * 1000
-            choices = completion.choices or []
-            usage = completion.usage
-            first = choices[0] if choices else None
-            message = first.message if first is not None else None
-            return {"content": None if message is None else message.content,
-                    "refusal": None if message is None else getattr(message, "refusal", None),
-                    "finish_reason": None if first is None else first.finish_reason,
-                    "choices": len(choices),
-                    "prompt_tokens": None if usage is None else usage.prompt_tokens,
-                    "completion_tokens": None if usage is None else usage.completion_tokens,
-                    "model": completion.model, "latency_ms": round(latency, 3)}
-        raise AssertionError("unreachable")
-
-    # -- one judgement --------------------------------------------------------------------------
+    def _version(self, prompt: Prompt) -> str:
+        return self._versions.get(prompt.system + prompt.user) or self._versions.setdefault(
+            prompt.system + prompt.user, prompt.version)
 
     def _cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         return (prompt_tokens * self.price_input + completion_tokens * self.price_output) / 1e6
 
-    def _reserve(self, request: dict) -> float | None:
-        """The most this request can cost, reserved against the budget; None if it may not be sent."""
-        bound = self._cost(len(json.dumps(request, ensure_ascii=False).encode("utf-8")), self.max_tokens)
-        with self._lock:
-            if self._stop.is_set():
-                return None
-            if self.budget is not None and self.stats.cost + self._reserved + bound > self.budget:
-                self.stats.stopped = self.stats.stopped or "budget"
-                self._stop.set()
-                return None
-            self._reserved += bound
-        return bound
+    def _bound(self, request: dict) -> float:
+        """The most a request can cost: its UTF-8 bytes as input tokens, ``max_tokens`` output."""
+        return self._cost(len(json.dumps(request, ensure_ascii=False).encode("utf-8")), self.max_tokens)
+
+    def run_flows(self, rows: list, flow: Callable, *, progress=None, total: int | None = None,
+                  offset: int = 0) -> list:
+        """Drive ``flow(row)`` (a generator of :class:`~evalsuite.judges.scheduler.Ask` lists) for
+        every row through the request loop; ``[(columns, provenance) or None per row]`` (None:
+        the run stopped before the record was finished). Other judges (the RAGAS judge) plan
+        their own prompts with it and share this judge's cache, endpoint, budget and stop."""
+        if self.control.started is None:
+            self.control.start()
+        loop = RequestLoop(self, progress, total, offset, grace=self.grace)
+        return loop.run(rows, flow)
 
     def ask(self, prompt: Prompt, column: str, n_claims: int | None = None, index: int | None = None, **fields):
         """One judgement: its value (None when missing) and its :class:`Provenance`."""
-        messages = prompt.messages(**fields)
-        version = self._versions.get(prompt.name) or self._versions.setdefault(prompt.name, prompt.version)
-        prov = Provenance(column=column, judge="llm", model=self.model, endpoint_host=self.endpoint_host,
-                          prompt_version=version, index=index)
-        response = None
-        start = self._mode_index
-        messages_json = canonical_json(messages)
-        for mode in self.modes[start:]:
-            key = self._key(prompt, messages_json, mode)
-            hit = self.cache.get(key)
-            if hit is not None:
-                response, prov.mode, prov.request_hash, prov.cached = hit, mode, key, True
-                self.stats.add(cache_hits=1)
-                break
-        while response is None:
-            mode = self.modes[self._mode_index] if self._mode_index < len(self.modes) else None
-            if mode is None:
-                return self._missing(prov, "every output mode rejected")
-            request = self._request(prompt, messages, mode)
-            key = request_hash(request)
-            prov.mode, prov.request_hash = mode, key
-            bound = self._reserve(request)
-            if bound is None:
-                return self._missing(prov, self.stats.stopped or "interrupted")
-            try:
-                response = self._send(request)
-                response["mode"] = mode
-            except _ModeRejected:
-                with self._lock:
-                    self._mode_index = max(self._mode_index, self.modes.index(mode) + 1)
-                continue
-            except _Failed as failed:
-                return self._missing(prov, failed.reason)
-            finally:
-                with self._lock:
-                    self._reserved -= bound
-            pt, ct = response.get("prompt_tokens") or 0, response.get("completion_tokens") or 0
-            self.stats.add(prompt_tokens=pt, completion_tokens=ct, cost=self._cost(pt, ct))
-            self.cache.put(key, request, response)
-        self.stats.add(judgements=1)
-        prov.prompt_tokens, prov.completion_tokens = response.get("prompt_tokens"), response.get("completion_tokens")
-        prov.latency_ms = response.get("latency_ms")
-        if not response.get("choices"):
-            return self._missing(prov, "no choices")
-        if response.get("finish_reason") == "length":
-            return self._missing(prov, "truncated")
-        if response.get("refusal") or response.get("content") is None:
-            return self._missing(prov, "refusal")
-        try:
-            value = _parse_reply(prompt, response["content"], prov.mode, n_claims)
-        except ValueError:
-            return self._missing(prov, "malformed")
-        return value, prov
+        def flow(_):
+            (answer,) = yield [Ask(prompt, column, fields, n_claims, index)]
+            return answer, []
 
-    def _missing(self, prov: Provenance, reason: str):
-        prov.status = f"missing: {reason}"
-        self.stats.add_missing(reason)
-        return None, prov
+        result = self.run_flows([None], flow)[0]
+        if result is None:  # stopped before it was asked
+            return None, Provenance(column=column, judge="llm", model=self.model, endpoint_host=self.endpoint_host,
+                                    status=f"missing: {self.stats.stopped or 'interrupted'}", index=index)
+        return result[0]
 
     # -- one record -----------------------------------------------------------------------------
 
@@ -502,84 +256,93 @@ class LLMJudge:
         self.stats.add(rule_decided=1)
         return Provenance(column=column, judge="rule", status=f"rule: {why}")
 
-    def _claims(self, which: str, question, text, provs) -> list | None:
-        if text is None:
-            return None
-        if not text.strip():
-            provs.append(self._rule(which, f"empty {which.split('_')[0]}: no claims"))
-            return []
-        value, prov = self.ask(PROMPTS[which], which, question=question or "", text=text)
-        provs.append(prov)
-        return value
-
-    def _verdicts(self, column: str, claims, premise: str | None, empty_premise: str, provs) -> list | None:
-        if claims is None or premise is None:
-            return None  # not judgeable: no claims extracted or nothing to check against
-        if not claims:
-            return []
-        if not premise.strip():
-            provs.append(self._rule(column, f"{empty_premise}: no claim can be supported"))
-            return [False] * len(claims)
-        numbered = "\n".join(f"{i + 1}. {claim}" for i, claim in enumerate(claims))
-        value, prov = self.ask(PROMPTS[column], column, n_claims=len(claims), premise=premise, claims=numbered)
-        provs.append(prov)
-        return [None] * len(claims) if value is None else value
-
-    def judge_one(self, row: dict) -> tuple[dict, list[Provenance]]:
-        """The judgement columns of one record (a dict with question, answer, contexts, reference)."""
+    def _flow(self, row: dict):
+        """The requests of one record, as a flow (see :mod:`evalsuite.judges.scheduler`): the
+        claims of answer and reference together, then every verdict and chunk request at once."""
         question, answer, reference, contexts = (row.get("question"), row.get("answer"), row.get("reference"),
                                                  row.get("contexts"))
         provs: list[Provenance] = []
         out: dict[str, Any] = {}
         wanted = set(self.judgements)
         premise = None if contexts is None else "\n\n".join(f"[{i + 1}] {c}" for i, c in enumerate(contexts))
-        if contexts is not None and not contexts:
-            premise = ""
-        need_answer = wanted & {"answer_claims_supported", "answer_claims_in_reference"}
-        need_reference = wanted & {"reference_claims_supported", "reference_claims_in_answer"}
-        answer_claims = self._claims("answer_claims", question, answer, provs) if need_answer else None
-        reference_claims = self._claims("reference_claims", question, reference, provs) if need_reference else None
-        if need_answer:
-            out["answer_claims"] = answer_claims
-        if need_reference:
-            out["reference_claims"] = reference_claims
-        if "answer_claims_supported" in wanted:
-            out["answer_claims_supported"] = self._verdicts("answer_claims_supported", answer_claims, premise,
-                                                            "no contexts", provs)
-        if "reference_claims_supported" in wanted:
-            out["reference_claims_supported"] = self._verdicts("reference_claims_supported", reference_claims, premise,
-                                                               "no contexts", provs)
-        if "answer_claims_in_reference" in wanted:
-            out["answer_claims_in_reference"] = self._verdicts("answer_claims_in_reference", answer_claims, reference,
-                                                               "empty reference", provs)
-        if "reference_claims_in_answer" in wanted:
-            out["reference_claims_in_answer"] = self._verdicts("reference_claims_in_answer", reference_claims, answer,
-                                                               "empty answer", provs)
+        # Claims of the answer and of the reference.
+        claims: dict[str, list | None] = {}
+        asks = []
+        for side, text, needed in (("answer", answer, {"answer_claims_supported", "answer_claims_in_reference"}),
+                                   ("reference", reference, {"reference_claims_supported", "reference_claims_in_answer"})):
+            if not wanted & needed:
+                continue
+            which = f"{side}_claims"
+            if text is None:
+                claims[side] = None
+            elif not text.strip():
+                provs.append(self._rule(which, f"empty {side}: no claims"))
+                claims[side] = []
+            else:
+                asks.append((side, Ask(PROMPTS[which], which, {"question": question or "", "text": text})))
+        if asks:
+            answers = yield [a for _, a in asks]
+            for (side, _), (value, prov) in zip(asks, answers):
+                provs.append(prov)
+                claims[side] = value
+        for side in claims:
+            out[f"{side}_claims"] = claims[side]
+        # Verdicts of the claims, and each chunk, all at once.
+        later: list[tuple[str, Any, Ask | None]] = []
+        for column, side, against, empty in (
+                ("answer_claims_supported", "answer", premise, "no contexts"),
+                ("reference_claims_supported", "reference", premise, "no contexts"),
+                ("answer_claims_in_reference", "answer", reference, "empty reference"),
+                ("reference_claims_in_answer", "reference", answer, "empty answer")):
+            if column not in wanted:
+                continue
+            found = claims.get(side)
+            if found is None or against is None:
+                out[column] = None  # not judgeable: no claims extracted or nothing to check against
+            elif not found:
+                out[column] = []
+            elif not against.strip():
+                provs.append(self._rule(column, f"{empty}: no claim can be supported"))
+                out[column] = [False] * len(found)
+            else:
+                numbered = "\n".join(f"{i + 1}. {claim}" for i, claim in enumerate(found))
+                later.append((column, len(found), Ask(PROMPTS[column], column, {"premise": against, "claims": numbered},
+                                                      n_claims=len(found))))
         for column, needs in (("context_useful", reference), ("context_relevant", question)):
             if column not in wanted:
                 continue
             if contexts is None or needs is None or not needs.strip():
                 out[column] = None  # nothing to judge the chunks against: not judged
-                continue
-            if not contexts:
+            elif not contexts:
                 provs.append(self._rule(column, "no contexts"))
                 out[column] = []
-                continue
-            verdicts = []
-            for i, chunk in enumerate(contexts):
-                fields = {"question": question or "", "chunk": chunk}
-                if column == "context_useful":
-                    fields["reference"] = reference
-                value, prov = self.ask(PROMPTS[column], column, index=i, **fields)
+            else:
+                out[column] = [None] * len(contexts)
+                for i, chunk in enumerate(contexts):
+                    fields = {"question": question or "", "chunk": chunk}
+                    if column == "context_useful":
+                        fields["reference"] = reference
+                    later.append((column, i, Ask(PROMPTS[column], column, fields, index=i)))
+        if later:
+            answers = yield [a for _, _, a in later]
+            for (column, where, ask), (value, prov) in zip(later, answers):
                 provs.append(prov)
-                verdicts.append(value)
-            out[column] = verdicts
+                if ask.index is None:
+                    out[column] = [None] * where if value is None else value
+                else:
+                    out[column][where] = value
         return out, provs
+
+    def judge_one(self, row: dict) -> tuple[dict, list[Provenance]]:
+        """The judgement columns of one record (a dict with question, answer, contexts, reference)."""
+        result = self.run_flows([row], self._flow)[0]
+        return result if result is not None else ({}, [])
 
     # -- the run --------------------------------------------------------------------------------
 
     def estimate(self, records) -> Estimate:
-        """What judging ``records`` will take: requests, cached ones, tokens and cost.
+        """What judging ``records`` will take: distinct requests, cached ones, tokens and cost
+        (:func:`evalsuite.judges.estimate.estimate`).
 
         Parameters
         ----------
@@ -589,47 +352,13 @@ class LLMJudge:
         -------
         Estimate
         """
-        requests = cached = prompt_chars = completion = 0
-        for row in _rows(records):
-            question, answer, reference, contexts = (row.get("question") or "", row.get("answer"),
-                                                     row.get("reference"), row.get("contexts"))
-            planned: list[tuple[Prompt, dict, int, bool]] = []  # prompt, fields, expected output tokens, knowable
-            wanted = set(self.judgements)
-            # The answer's claims and the reference's claims are planned alike: extract them, then
-            # check them against the contexts and against the other text.
-            for text, other, side, other_side in ((answer, reference, "answer", "reference"),
-                                                  (reference, answer, "reference", "answer")):
-                supported, in_other = f"{side}_claims_supported", f"{side}_claims_in_{other_side}"
-                if not (text and text.strip() and wanted & {supported, in_other}):
-                    continue
-                planned.append((PROMPTS[f"{side}_claims"], {"question": question, "text": text}, len(text) // 4 + 16, True))
-                if supported in wanted and contexts:
-                    planned.append((PROMPTS[supported], {"premise": "\n\n".join(contexts), "claims": text},
-                                    len(text) // 40 * 3 + 12, False))
-                if in_other in wanted and other and other.strip():
-                    planned.append((PROMPTS[in_other], {"premise": other, "claims": text}, len(text) // 40 * 3 + 12, False))
-            for column, needs in (("context_useful", reference), ("context_relevant", row.get("question"))):
-                if column in wanted and contexts and needs and needs.strip():
-                    for chunk in contexts:
-                        planned.append((PROMPTS[column], {"question": question, "reference": reference or "", "chunk": chunk}, 8, True))
-            for prompt, fields, out_tokens, knowable in planned:
-                requests += 1
-                messages = prompt.messages(**fields)
-                if knowable and any(self.cache.get(request_hash(self._request(prompt, messages, m))) is not None
-                                    for m in self.modes[self._mode_index:]):
-                    cached += 1
-                    continue
-                prompt_chars += sum(len(m["content"]) for m in messages)
-                completion += min(out_tokens, self.max_tokens)
-        prompt_tokens = prompt_chars // 4
-        uncached = requests - cached
-        return Estimate(requests, cached, prompt_tokens, completion, uncached * self.max_tokens,
-                        self._cost(prompt_tokens, completion), self._cost(prompt_tokens, uncached * self.max_tokens))
+        return estimate(self, _rows(records))
 
-    def stop(self) -> None:
-        """Ask a running :meth:`judge` to stop: calls in flight finish, no new call is sent."""
-        self.stats.stopped = self.stats.stopped or "interrupted"
-        self._stop.set()
+    def stop(self, reason: str = "interrupted") -> None:
+        """Ask a running :meth:`judge` to stop: no new call is sent; calls in flight get a
+        moment to finish (:data:`~evalsuite.judges.scheduler.GRACE_SECONDS`)."""
+        self.control.stop(reason)
+        self.stats.stopped = self.stats.stopped or reason
 
     def judge(self, records, *, progress: Callable[[int, int, JudgeStats], None] | None = None) -> JudgedRecords:
         """Fill the judgement columns of ``records``.
@@ -640,15 +369,16 @@ class LLMJudge:
             With ``question``, ``answer``, ``contexts`` and ``reference`` as available; each
             judgement is made where its fields are present (else left null).
         progress : callable, optional
-            ``progress(records_done, records_total, stats)`` after each record.
+            ``progress(records_done, records_total, stats)`` after each record, and every half
+            second while requests wait (``stats.in_flight``, ``stats.waiting_s``).
 
         Returns
         -------
         JudgedRecords
             The records with the judgement columns, ``answer_claims`` and ``reference_claims``
             (the extracted claims) and ``judge_provenance``; a record whose run was stopped
-            (budget, Ctrl-C: KeyboardInterrupt is caught, calls in flight finish) keeps its old
-            columns, and a rerun resumes it from the cache.
+            (budget, deadline, circuit breaker, Ctrl-C: KeyboardInterrupt is caught) keeps its old
+            columns, and a rerun resumes it from the cache. ``stats.stopped`` says why.
 
         Raises
         ------
@@ -657,40 +387,8 @@ class LLMJudge:
         """
         rows = _rows(records)
         self.cache.preload()  # a rerun replays from memory
-        results: list = [None] * len(rows)
-        done = 0
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.concurrency)
-        failure = None
-        try:
-            futures = {pool.submit(self._judge_row, row): i for i, row in enumerate(rows)}
-            try:
-                for future in concurrent.futures.as_completed(futures):
-                    results[futures[future]] = future.result()
-                    done += 1
-                    if progress is not None:
-                        progress(done, len(rows), self.stats)
-            except KeyboardInterrupt:
-                self.stop()
-                for future in futures:
-                    future.cancel()
-                for future, i in futures.items():
-                    if not future.cancelled():
-                        results[i] = future.result()
-            except EvalSuiteError as exc:
-                self._stop.set()
-                failure = exc
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-        if failure is not None:
-            raise failure
+        results = self.run_flows(rows, self._flow, progress=progress)
         return self._write(records, results)
-
-    def _judge_row(self, row: dict):
-        if self._stop.is_set():
-            return None
-        out, provs = self.judge_one(row)
-        stopped = any(p.status in ("missing: budget", "missing: interrupted") for p in provs)
-        return None if stopped else (out, provs)
 
     def _write(self, records, results) -> JudgedRecords:
         from ..records.schema import ARROW_TYPES as _ARROW_TYPES, FIELDS

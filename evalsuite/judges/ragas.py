@@ -15,7 +15,7 @@ and plumbing against recorded replies.
 
 from __future__ import annotations
 
-import concurrent.futures
+import contextlib
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -28,6 +28,8 @@ from ..metrics.context import entities_found
 from ..metrics.registry import JUDGED_METRICS, METRICS, judge_columns
 from ._base import JudgedRecords, JudgeStats, Provenance, write_columns
 from .prompts import RAGAS_PROMPTS, _critique_prompt
+from .scheduler import Ask
+from .sentences import split_sentences
 from .ragas_needs import critique_column
 
 
@@ -43,27 +45,8 @@ _SIMILARITY_METRICS = frozenset(m for m in JUDGED_METRICS if "answer_similarity"
 def _needs_llm(metric: str) -> bool:
     return "llm" in METRICS[metric].needs.judges
 
+
 __all__ = ["RagasJudge", "score_texts", "split_sentences", "RagasEstimate"]
-
-
-_SEGMENTER = None
-_SEGMENTER_LOCK = threading.Lock()
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of a text, by pysbd's English rules (what RAGAS segments with), stripped, empty ones dropped.
-
-    >>> split_sentences("Paris is the capital of France. It has 2.1 million inhabitants. ")
-    ['Paris is the capital of France.', 'It has 2.1 million inhabitants.']
-    """
-    global _SEGMENTER
-    with _SEGMENTER_LOCK:
-        if _SEGMENTER is None:
-            import pysbd
-
-            _SEGMENTER = pysbd.Segmenter(language="en", clean=False)
-        sentences = _SEGMENTER.segment(text)
-    return [s.strip() for s in sentences if s.strip()]
 
 
 @dataclass
@@ -192,32 +175,33 @@ class RagasJudge:
             finally:
                 self.llm.judgements = saved
         m = set(self.metrics)
+        planned: dict[tuple, tuple[int, int]] = {}  # one entry per distinct request: (prompt characters, output)
+        texts: set = set()
         for row in _rows(records):
             q, a, r, c = row["question"] or "", row["answer"], row["reference"], row["contexts"]
             if "answer_relevancy" in m and a and a.strip() and row["question"]:
-                requests += 2
-                prompt_chars += 2 * len(a) + len(q) + 600
-                completion += 30 * self.strictness + 8
+                planned[("questions", a)] = (len(a) + 300, 30 * self.strictness)
+                planned[("noncommittal", q, a)] = (len(a) + len(q) + 300, 8)
                 embed += self.strictness + 1
             if "context_entity_recall" in m and r and r.strip() and c is not None:
-                requests += 2
-                prompt_chars += len(r) + sum(map(len, c)) + 500
-                completion += (len(r) + sum(map(len, c))) // 12 + 16
+                planned[("entities", r)] = (len(r) + 250, len(r) // 12 + 8)
+                joined = "\n\n".join(c)
+                planned[("entities", joined)] = (len(joined) + 250, len(joined) // 12 + 8)
             if "context_utilization" in m and a and c:
-                requests += len(c)
-                prompt_chars += sum(len(x) + len(a) + len(q) + 250 for x in c)
-                completion += 8 * len(c)
+                for x in c:
+                    planned[("useful", q, a, x)] = (len(x) + len(a) + len(q) + 250, 8)
             if "context_relevancy" in m and c and row["question"]:
-                requests += 1
-                prompt_chars += sum(map(len, c)) + len(q) + 350
-                completion += sum(map(len, c)) // 20 + 12
+                planned[("sentences", q, tuple(c))] = (sum(map(len, c)) + len(q) + 350, sum(map(len, c)) // 20 + 12)
             if "aspect_critique" in m and a is not None and row["question"]:
-                k = len(self.aspects) * self.aspect_strictness
-                requests += k
-                prompt_chars += k * (len(a) + len(q) + 350)
-                completion += 8 * k
-            if _SIMILARITY_METRICS & m and a and r:
-                embed += 2
+                for name in self.aspects:
+                    for k in range(self.aspect_strictness):
+                        planned[("critique", name, k, q, a)] = (len(a) + len(q) + 350, 8)
+            if _SIMILARITY_METRICS & m and a and r and a.strip() and r.strip():
+                texts.update((a, r))
+        embed += len(texts)  # each distinct text is embedded once
+        requests = len(planned)  # identical requests are sent once
+        prompt_chars = sum(chars for chars, _ in planned.values())
+        completion = sum(out for _, out in planned.values())
         pt, ct = prompt_chars // 4, completion
         cost = 0.0 if self.llm is None else self.llm._cost(pt, ct)
         if base is not None:
@@ -228,7 +212,9 @@ class RagasJudge:
         return RagasEstimate(requests, pt, ct, cost, embed, base)
 
     def stop(self) -> None:
-        """Ask a running :meth:`judge` to stop (calls in flight finish; a rerun resumes from the cache)."""
+        """Ask a running :meth:`judge` to stop in whatever phase it is: no new call is sent, calls
+        in flight get a moment to finish, a forward pass of the embedder ends at once; the
+        records judged so far are returned and a rerun resumes from the cache."""
         self._stop.set()
         if self.llm is not None:
             self.llm.stop()
@@ -269,54 +255,63 @@ class RagasJudge:
         phases = [p for p, on in (("base", base_j and self.llm is not None), ("llm", own_llm), ("embed", embeds)) if on]
         total = n * len(phases)
         offset = 0
-        done = [n]
+        done = {phase: 0 for phase in phases}
 
         def report(done, _total, stats):
             if progress is not None:
                 progress(offset + done, total, stats)
 
-        if "base" in phases:
-            saved = self.llm.judgements
-            self.llm.judgements = base_j
-            try:
-                judged = self.llm.judge(records, progress=report)
-            finally:
-                self.llm.judgements = saved
-            records = judged.records
-            done.append(judged.done)
-            offset += n
-        if "llm" in phases and not self._stop.is_set():
-            records, ok = self._own_llm(records, own_llm, report)
-            done.append(int(ok.sum()))
-            offset += n
-        elif "llm" in phases:
-            done.append(0)
-        if "embed" in phases and not self._stop.is_set():
-            records = self._embeddings(records, embeds, report)
-        elif "embed" in phases:
-            done.append(0)
-        return JudgedRecords(records, self.stats, min(done))
+        try:  # Ctrl-C in any phase: the phases done so far are kept, and the part of the one it stopped
+            if "base" in phases:
+                saved = self.llm.judgements
+                self.llm.judgements = base_j
+                try:
+                    judged = self.llm.judge(records, progress=report)
+                finally:
+                    self.llm.judgements = saved
+                records = judged.records
+                done["base"] = judged.done
+                offset += n
+            if "llm" in phases and not self._stopped():
+                records, ok = self._own_llm(records, own_llm, report)
+                done["llm"] = int(ok.sum())
+                offset += n
+            if "embed" in phases and not self._stopped():
+                with self._deadline_timer():
+                    records, done["embed"] = self._embeddings(records, embeds, report)
+        except KeyboardInterrupt:
+            self.stop()
+        if self._stopped():
+            reason = self.llm.control.reason if self.llm is not None else None
+            self.stats.stopped = self.stats.stopped or reason or "interrupted"
+        return JudgedRecords(records, self.stats, min(done.values()) if done else n)
+
+    @contextlib.contextmanager
+    def _deadline_timer(self):
+        """The LLM judge's deadline also ends the embedding phase (which sends no request it could check)."""
+        remaining = self.llm.control.remaining() if self.llm is not None else None
+        if remaining is None:
+            yield
+            return
+
+        def expire():
+            self.llm.control.stop("deadline", f"the deadline of {self.llm.control.deadline:g} s passed")
+            self._stop.set()
+
+        timer = threading.Timer(max(0.0, remaining), expire)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
+
+    def _stopped(self) -> bool:
+        return self._stop.is_set() or (self.llm is not None and self.llm.control.stopped)
 
     def _own_llm(self, records, wanted: set, report):
         rows = _rows(records)
-        results: list = [None] * len(rows)
-        done = 0
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.llm.concurrency)
-        failure = None
-        try:
-            futures = {pool.submit(self._judge_row, row, wanted): i for i, row in enumerate(rows)}
-            try:
-                for future in concurrent.futures.as_completed(futures):
-                    results[futures[future]] = future.result()
-                    done += 1
-                    report(done, len(rows), self.stats)
-            except EvalSuiteError as exc:
-                self.stop()
-                failure = exc
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-        if failure is not None:
-            raise failure
+        results = self.llm.run_flows(rows, lambda row: self._flow(row, wanted), progress=report)
         names = self._own_columns(wanted)
         table = records.table
         old = {c: (table.column(c).to_pylist() if c in table.column_names else [None] * len(rows)) for c in names}
@@ -337,14 +332,6 @@ class RagasJudge:
                 names += [critique_column(a) for a in self.aspects] if item.pattern else [item.column]
         return list(dict.fromkeys(names))
 
-    def _judge_row(self, row: dict, wanted: set):
-        if self._stop.is_set():
-            return None
-        out, provs = self.judge_one(row, wanted)
-        if any(p.status in ("missing: budget", "missing: interrupted") for p in provs):
-            return None
-        return out, provs
-
     def _rule(self, column: str, why: str) -> Provenance:
         self.stats.add(rule_decided=1)
         return Provenance(column=column, judge="rule", status=f"rule: {why}")
@@ -352,10 +339,16 @@ class RagasJudge:
     def judge_one(self, row: dict, wanted: set | None = None) -> tuple[dict, list[Provenance]]:
         """This module's judgement columns of one record (question, answer, contexts, reference)."""
         wanted = set(self.metrics) if wanted is None else wanted
-        ask = self.llm.ask
+        result = self.llm.run_flows([row], lambda r: self._flow(r, wanted))[0]
+        return result if result is not None else ({}, [])
+
+    def _flow(self, row: dict, wanted: set):
+        """This module's requests of one record as a flow (:mod:`evalsuite.judges.scheduler`): every
+        request that needs no other's answer at once, then the contexts' entities."""
         q, a, r, c = row.get("question"), row.get("answer"), row.get("reference"), row.get("contexts")
         out: dict[str, Any] = {}
         provs: list[Provenance] = []
+        asks: list[tuple[Any, Ask]] = []  # (where the answer goes, what is asked)
         if "answer_relevancy" in wanted:
             if q is None or a is None:
                 out["generated_questions"] = out["answer_noncommittal"] = None
@@ -363,33 +356,19 @@ class RagasJudge:
                 provs.append(self._rule("generated_questions", "empty answer: noncommittal, no question"))
                 out["generated_questions"], out["answer_noncommittal"] = [], [True]
             else:
-                questions, p1 = ask(RAGAS_PROMPTS["generated_questions"], "generated_questions",
-                                    answer=a, n=self.strictness)
-                flag, p2 = ask(RAGAS_PROMPTS["answer_noncommittal"], "answer_noncommittal", question=q, answer=a)
-                provs += [p1, p2]
-                out["generated_questions"] = None if questions is None else questions[: self.strictness]
-                out["answer_noncommittal"] = [flag]
-        if "context_entity_recall" in wanted:
-            if r is None or c is None:
-                out["reference_entities"] = out["context_entities"] = out["reference_entities_in_contexts"] = None
+                asks.append(("generated_questions", Ask(RAGAS_PROMPTS["generated_questions"], "generated_questions",
+                                                        {"answer": a, "n": self.strictness})))
+                asks.append(("answer_noncommittal", Ask(RAGAS_PROMPTS["answer_noncommittal"], "answer_noncommittal",
+                                                        {"question": q, "answer": a})))
+        entities = "context_entity_recall" in wanted and r is not None and c is not None
+        if "context_entity_recall" in wanted and not entities:
+            out["reference_entities"] = out["context_entities"] = out["reference_entities_in_contexts"] = None
+        elif entities:
+            if not r.strip():
+                provs.append(self._rule("reference_entities", "empty reference: no entities"))
+                out["reference_entities"] = []
             else:
-                if not r.strip():
-                    provs.append(self._rule("reference_entities", "empty reference: no entities"))
-                    gn = []
-                else:
-                    gn, p = ask(RAGAS_PROMPTS["entities"], "reference_entities", text=r)
-                    provs.append(p)
-                joined = "\n\n".join(c)
-                if gn == [] or not joined.strip():
-                    if gn != []:
-                        provs.append(self._rule("context_entities", "no contexts: no entities"))
-                    cn = []
-                else:
-                    cn, p = ask(RAGAS_PROMPTS["entities"], "context_entities", text=joined)
-                    provs.append(p)
-                out["reference_entities"], out["context_entities"] = gn, cn
-                out["reference_entities_in_contexts"] = (None if gn is None or cn is None
-                                                         else entities_found([gn], [cn])[0])
+                asks.append(("reference_entities", Ask(RAGAS_PROMPTS["entities"], "reference_entities", {"text": r})))
         if "context_utilization" in wanted:
             if q is None or a is None or c is None:
                 out["context_useful_for_answer"] = None
@@ -397,13 +376,11 @@ class RagasJudge:
                 provs.append(self._rule("context_useful_for_answer", "no contexts"))
                 out["context_useful_for_answer"] = []
             else:
-                verdicts = []
+                out["context_useful_for_answer"] = [None] * len(c)
                 for i, chunk in enumerate(c):
-                    v, p = ask(RAGAS_PROMPTS["context_useful_for_answer"], "context_useful_for_answer", index=i,
-                               question=q, answer=a, chunk=chunk)
-                    provs.append(p)
-                    verdicts.append(v)
-                out["context_useful_for_answer"] = verdicts
+                    asks.append((("context_useful_for_answer", i), Ask(
+                        RAGAS_PROMPTS["context_useful_for_answer"], "context_useful_for_answer",
+                        {"question": q, "answer": a, "chunk": chunk}, index=i)))
         if "context_relevancy" in wanted:
             if q is None or c is None:
                 out["context_sentences_relevant"] = None
@@ -414,10 +391,9 @@ class RagasJudge:
                     out["context_sentences_relevant"] = []
                 else:
                     numbered = "\n".join(f"{i + 1}. {s}" for i, s in enumerate(sentences))
-                    v, p = ask(RAGAS_PROMPTS["context_sentences_relevant"], "context_sentences_relevant",
-                               n_claims=len(sentences), premise=q, claims=numbered)
-                    provs.append(p)
-                    out["context_sentences_relevant"] = [None] * len(sentences) if v is None else v
+                    asks.append((("context_sentences_relevant", len(sentences)), Ask(
+                        RAGAS_PROMPTS["context_sentences_relevant"], "context_sentences_relevant",
+                        {"premise": q, "claims": numbered}, n_claims=len(sentences))))
         if "aspect_critique" in wanted:
             for name, definition in self.aspects.items():
                 column = critique_column(name)
@@ -425,15 +401,38 @@ class RagasJudge:
                     out[column] = None
                     continue
                 prompt = _critique_prompt(name, definition)
-                votes = []
+                out[column] = [None] * self.aspect_strictness
                 for k in range(self.aspect_strictness):
-                    v, p = ask(prompt, column, question=q, answer=a, vote=k + 1, votes=self.aspect_strictness)
-                    provs.append(p)
-                    votes.append(v)
-                out[column] = votes
+                    asks.append(((column, k), Ask(prompt, column, {"question": q, "answer": a, "vote": k + 1,
+                                                                     "votes": self.aspect_strictness})))
+        answers = (yield [ask for _, ask in asks]) if asks else []
+        for (where, _), (value, prov) in zip(asks, answers):
+            provs.append(prov)
+            if where == "generated_questions":
+                out[where] = None if value is None else value[: self.strictness]
+            elif where == "answer_noncommittal":
+                out[where] = [value]
+            elif where == "reference_entities":
+                out[where] = value
+            elif where[0] == "context_sentences_relevant":
+                out[where[0]] = [None] * where[1] if value is None else value
+            else:
+                out[where[0]][where[1]] = value
+        if entities:
+            gn, joined = out["reference_entities"], "\n\n".join(c)
+            if gn == [] or not joined.strip():
+                if gn != []:
+                    provs.append(self._rule("context_entities", "no contexts: no entities"))
+                cn = []
+            else:
+                ((cn, prov),) = yield [Ask(RAGAS_PROMPTS["entities"], "context_entities", {"text": joined})]
+                provs.append(prov)
+            out["context_entities"] = cn
+            out["reference_entities_in_contexts"] = None if gn is None or cn is None else entities_found([gn], [cn])[0]
         return out, provs
 
     def _embeddings(self, records, wanted: set, report):
+        """The embedding phase: ``(records, records done)``; Ctrl-C or :meth:`stop` end it at once."""
         table = records.table
         n = table.num_rows
         rows = _rows(records)
@@ -442,14 +441,20 @@ class RagasJudge:
         embedder = self.embedder
         model = getattr(embedder, "model_id", None)
         host = getattr(embedder, "endpoint_host", None)
+        done = np.ones(n, bool)
         if wanted & _SIMILARITY_METRICS:
             from .embedding import EmbeddingJudge
 
-            judged = EmbeddingJudge(embedder).judge(records)
+            similarity = EmbeddingJudge(embedder)
+            similarity._stop = self._stop  # one stop for every phase
+            judged = similarity.judge(records)
             records = judged.records
             table = records.table
             self.stats.add(rule_decided=judged.stats.rule_decided)
-        if "answer_relevancy" in wanted and "generated_questions" in table.column_names:
+            done[similarity.unfinished] = False  # pairs a stop left unembedded
+            if judged.stats.stopped:  # Ctrl-C while it embedded: the later phases do not run
+                self._stop.set()
+        if "answer_relevancy" in wanted and "generated_questions" in table.column_names and not self._stop.is_set():
             generated = table.column("generated_questions").to_pylist()
             old = (table.column("question_similarities").to_pylist() if "question_similarities" in table.column_names
                    else [None] * n)
@@ -465,20 +470,31 @@ class RagasJudge:
                     continue
                 spans.append((i, len(texts), len(gen)))
                 texts += [row["question"], *gen]
-            vectors = embedder.embed(texts) if texts else np.zeros((0, 1))
+            if hasattr(embedder, "embed_partial"):
+                vectors, embedded, interrupted = embedder.embed_partial(texts, stop=self._stop) if texts else (
+                    np.zeros((0, 1)), np.zeros(0, bool), False)
+                if interrupted:
+                    self._stop.set()
+            else:
+                vectors, embedded = embedder.embed(texts) if texts else np.zeros((0, 1)), np.ones(len(texts), bool)
             from .embedding import cosine_similarity
 
             for i, start, k in spans:
+                if not embedded[start:start + 1 + k].all():
+                    done[i] = False
+                    continue
                 qv = np.repeat(vectors[start:start + 1], k, axis=0)
                 cos = cosine_similarity(qv, vectors[start + 1:start + 1 + k])
                 sims[i] = [float(min(1.0, max(0.0, x))) for x in cos]
                 provs[i].append(Provenance(column="question_similarities", judge="embedding", model=model,
                                            endpoint_host=host))
             columns["question_similarities"] = sims
+        elif "answer_relevancy" in wanted and self._stop.is_set():
+            done[:] = False
         report(n, n, self.stats)
         if columns:
             records = write_columns(records, columns, provs, {c: _type(c) for c in columns})
-        return records
+        return records, int(done.sum())
 
 
 def _type(column: str) -> pa.DataType:

@@ -163,3 +163,82 @@ def test_judging_some_records_keeps_the_others_in_the_new_version(server, monkey
     assert summary.loc["rag", "context_entity_recall coverage"] == pytest.approx(1 / 3)
     assert summary.loc["bm25", "context_entity_recall"] == 0.0
     assert summary.loc["bm25", "context_entity_recall coverage"] == pytest.approx(1 / 2)
+
+
+def _state(at):
+    start = [b for b in at.button if b.key == "judge_start"]
+    return {"exceptions": [e.value for e in at.exception], "errors": [e.value for e in at.error],
+            "start": None if not start else not start[0].disabled}
+
+
+def test_every_selector_in_every_order_on_the_samples_and_an_upload(monkeypatch):
+    # Without an endpoint (none configured, none may be typed): only the offline judges are offered.
+    monkeypatch.delenv("EVALSUITE_JUDGE_TYPED_ENDPOINTS", raising=False)
+    at = open_page("judge", pending=[("records", "answers.jsonl", RECORDS)])
+    assert not at.exception, [e.value for e in at.exception]
+    options = at.selectbox(key="judge_file").options
+    assert len(options) == 5 and any(o.startswith("answers.jsonl") for o in options)
+    assert at.multiselect(key="judge_metrics").value == ["answer_similarity"]
+    assert set(at.multiselect(key="judge_lexical").value) == {"bleu", "chrf", "rouge_l", "token_f1", "exact_match",
+                                                               "fuzzy_ratio"}
+    # Every file after every other one, forwards then backwards: each shows its own systems, never an error.
+    for name in [*options, *reversed(options)]:
+        at.selectbox(key="judge_file").set_value(name).run()
+        state = _state(at)
+        assert state["exceptions"] == [] and state["errors"] == [], (name, state)
+        systems = at.multiselect(key="judge_systems")
+        assert systems.value == systems.options and systems.value, name  # the new file's systems, all chosen
+    # On the upload (answers and references): every selector alone and together.
+    upload = next(o for o in options if o.startswith("answers.jsonl"))
+    at.selectbox(key="judge_file").set_value(upload).run()
+    assert _state(at)["start"] is True
+    for systems in ([], ["rag"], ["rag", "bm25"]):
+        for metrics, lexical in (([], []), (["answer_similarity"], []), ([], ["bleu"]), (["answer_similarity"],
+                                                                                         ["chrf", "token_f1"])):
+            at.multiselect(key="judge_systems").set_value(systems)
+            at.multiselect(key="judge_metrics").set_value(metrics)
+            at.multiselect(key="judge_lexical").set_value(lexical).run()
+            state = _state(at)
+            assert state["exceptions"] == [] and state["errors"] == [], (systems, metrics, lexical, state)
+            nothing = not systems or not (metrics or lexical)
+            assert state["start"] is (None if nothing else True), (systems, metrics, lexical, state)
+    # A sample without references: Start is disabled and says why.
+    ragtruth = next(o for o in options if o.startswith("ragtruth_qa"))
+    at.selectbox(key="judge_file").set_value(ragtruth).run()
+    assert _state(at)["start"] is False
+    assert any("Nothing to judge" in i.value for i in at.info)
+
+
+def test_offline_judges_run_without_an_endpoint_and_show_what_changed(monkeypatch):
+    monkeypatch.delenv("EVALSUITE_JUDGE_TYPED_ENDPOINTS", raising=False)
+    at = open_page("judge", pending=[("records", "answers.jsonl", RECORDS)], clear=True)
+    at.multiselect(key="judge_lexical").set_value(["bleu", "exact_match"]).run()
+    at.button(key="judge_start").click().run()
+    _wait(at, lambda j: not j.running)
+    job = at.session_state["judge_job"]
+    assert job.status == "done", job.message
+    at.run()
+    changes = {row["metric"]: row for row in job.changes}
+    assert changes["answer_similarity"]["before"] is None and 0 <= changes["answer_similarity"]["after"] <= 1
+    assert changes["answer_similarity"]["judged by"] == "embedding"
+    assert changes["bleu"]["judged by"] == "lexical" and changes["bleu"]["before"] is None
+    assert 0 <= changes["bleu"]["after"] <= 100 and changes["exact_match"]["records with a value after"] >= 1
+    shown = next(d.value for d in at.dataframe if "judged by" in d.value.columns)
+    assert list(shown["metric"]) == ["answer_similarity", "bleu", "exact_match"]
+
+
+def test_a_dead_endpoint_ends_the_run_with_the_breakers_reason(monkeypatch):
+    from judge_server import refused_port
+
+    class Dead:
+        base_url = f"http://127.0.0.1:{refused_port()}/v1"
+
+    at = _judge_page(Dead, monkeypatch, metrics=["faithfulness"])
+    at.button(key="judge_start").click().run()
+    _wait(at, lambda j: not j.running, timeout=60)
+    job = at.session_state["judge_job"]
+    assert job.status == "cancelled" and job.outcome == "error" and job.result is None  # the audit log: error
+    assert f"{Dead.base_url.split('/')[2]} failed 10 requests in a row (10 connection refused)" in job.message
+    assert job.stats["calls"] == 0 and job.stats["unreached"] >= 10
+    at.run()
+    assert any("failed 10 requests in a row" in i.value for i in at.info)

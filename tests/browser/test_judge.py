@@ -1,5 +1,6 @@
-"""One judging run in a real browser: the Judge page against the loopback server replaying recorded
-replies (tests/data/ragas), then the judged records on RAG quality."""
+"""One judging run in a real browser: the Judge page against a slow loopback server replaying
+recorded replies (tests/data/ragas), its progress still there after a visit to another page, then
+the judged records on RAG quality."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ DATA = REPO / "tests" / "data" / "ragas"
 
 def test_one_judging_run(server, page):
     recordings = json.loads((DATA / "recorded_chat.json").read_text(encoding="utf-8"))
-    with JudgeServer(recordings=recordings) as llm:
+    with JudgeServer(recordings=recordings, delay=1.0) as llm:
         page.goto(server.url)
         wait_idle(page)
         page.get_by_role("button", name="Clear all data").click()
@@ -37,9 +38,19 @@ def test_one_judging_run(server, page):
         wait_idle(page)
         page.wait_for_selector("text=judge requests", timeout=60_000)
         page.get_by_role("button", name="Start judging").click()
+        page.wait_for_selector("text=steps;", timeout=60_000)
+        # Another page while it runs (each request takes 1 s), then back: the run went on and its progress is shown.
+        page.locator('[data-testid="stSidebarNav"] a', has_text="Overview").click()
+        wait_idle(page)
+        page.locator('[data-testid="stSidebarNav"] a', has_text="Judge").click()
+        page.wait_for_selector("text=steps;", timeout=60_000)
+        assert page.get_by_role("button", name="Cancel").is_visible()
+        page.wait_for_selector("text=waiting for a reply", timeout=30_000)  # said while it waits, between records
+        screenshot(page, "judge_progress_after_a_page_switch")
         page.wait_for_selector("text=replace it on every page", timeout=180_000)
         wait_idle(page)
         screenshot(page, "judge_after_run")
+        assert page.locator("text=What the run changed").count() == 1
         assert llm.unrecorded == []
         page.locator('[data-testid="stSidebarNav"] a', has_text="RAG quality").click()
         wait_idle(page)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import pytest
 import evalsuite as es
 from evalsuite.cli import main
 
-from judge_server import JudgeServer
+from judge_server import JudgeServer, SilentServer, refused_port
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_data" / "rag" / "ragtruth_qa.jsonl"
@@ -52,13 +53,19 @@ def test_judge_sample_records_then_rerun_without_a_call(stripped, tmp_path, caps
         assert code == 0, err
         assert server.unrecorded == []
         sent = server.requests
-        assert 0 < sent <= 6 * (1 + 1 + 3)  # claims, verdicts, three chunks (repeats answered from the cache)
-        assert f"{sent} requests sent" in err
-        assert err.index("estimate: 30 judge requests (0 already cached)") < err.index("records |")
+        # One call per distinct request: 6 claim and 6 verdict requests, and the 3 chunks of each of the two
+        # questions once (the six systems answer two questions with the same contexts: 12 repeats).
+        assert sent == 18 and f"{sent} requests sent to 127.0.0.1:" in err
+        # The 12 repeats join the identical call in flight, or come from the cache once it has ended.
+        from_cache, in_flight = map(int, re.search(r"30 judgements \((\d+) from the cache(?:, (\d+) by an identical "
+                                                   r"request in flight)?\)", err).groups(default="0"))
+        assert from_cache + in_flight == 12
+        assert err.index("estimate: 18 judge requests (0 already cached, 12 repeats answered once)") < \
+            err.index("judgements (")
         assert "wrote" in err and "cost 0.0" in err and "6 of 6 records judged" in err
         assert server.authorization == {"Bearer sk-env-SECRET-42"}
         code, err = run(args + ["--estimate-only"], capsys)
-        assert code == 0 and "30 judge requests (24 already cached)" in err  # claims and chunks: known before the run
+        assert code == 0 and "18 judge requests (12 already cached" in err  # claims and chunks: known before the run
         code, err = run(args, capsys)
         assert code == 2 and "exists already; pass --force" in err and server.requests == sent  # refused at once
         code, err = run(args + ["--force"], capsys)
@@ -126,3 +133,74 @@ def test_ctrl_c_keeps_what_was_done_and_a_rerun_resumes(stripped, tmp_path):
         assert server.requests - before < 30 - 5  # answered calls came from the cache
         assert server.unrecorded == []
     assert es.read_records(out).table.column("answer_claims_supported").null_count == 0
+
+
+def test_a_dead_endpoint_fails_in_seconds_with_exit_5_and_counts_no_request_as_sent(stripped, tmp_path, capsys):
+    port = refused_port()
+    started = time.monotonic()
+    code, err = run([stripped, "--judge", "llm", "--model", MODEL, "--base-url", f"http://127.0.0.1:{port}/v1",
+                     "--cache", tmp_path / "c.sqlite3", "-o", tmp_path / "o.parquet"], capsys)  # default settings
+    assert time.monotonic() - started < 60
+    assert code == 5, err
+    assert f"endpoint failing: 127.0.0.1:{port} failed" in err and "connection refused" in err
+    assert re.search(r"0 requests sent to 127\.0\.0\.1:\d+ \(\d+ more could not connect\)", err)
+    assert es.read_records(tmp_path / "o.parquet").table.num_rows == N  # written all the same (nothing judged)
+
+
+def test_a_silent_endpoint_exits_5_after_the_silence_with_progress_meanwhile(stripped, tmp_path, capsys):
+    with SilentServer() as silent:
+        started = time.monotonic()
+        code, err = run([stripped, "--judge", "llm", "--model", MODEL, "--base-url", silent.base_url, "--timeout", "1",
+                         "--cache", tmp_path / "c.sqlite3", "-o", tmp_path / "o.parquet"], capsys)
+        assert time.monotonic() - started < 30
+    assert code == 5, err
+    assert "sent no reply for" in err and "waiting for" in err  # the progress said what it waited for
+
+
+@pytest.mark.parametrize("fault, code_wanted, cause", [("400", 4, "HTTP 400"), ("malformed", 4, "malformed")])
+def test_all_judgements_missing_exits_4_with_the_cause(stripped, tmp_path, capsys, fault, code_wanted, cause):
+    with JudgeServer() as server:
+        server.inject("*", [fault] * 500)
+        code, err = run([stripped, "--judge", "llm", "--model", MODEL, "--base-url", server.base_url, "--judgements",
+                         "answer_claims_supported", "--cache", tmp_path / "c.sqlite3", "-o", tmp_path / "o.parquet"],
+                        capsys)
+    assert code == code_wanted, err
+    assert f"missing: all 6 judgements asked for are missing (6 {cause})" in err
+    # All missing is never done, whatever --max-missing allows.
+    with JudgeServer() as server:
+        server.inject("*", [fault] * 500)
+        code, err = run([stripped, "--judge", "llm", "--model", MODEL, "--base-url", server.base_url, "--judgements",
+                         "answer_claims_supported", "--max-missing", "1", "--cache", tmp_path / "d.sqlite3", "-o",
+                         tmp_path / "o.parquet", "--force"], capsys)
+    assert code == code_wanted, err
+
+
+@pytest.mark.parametrize("max_missing, code_wanted", [(None, 0), ("0.01", 4)])
+def test_missing_beyond_max_missing_exits_4(stripped, tmp_path, capsys, max_missing, code_wanted):
+    # The recorded replies of the sample leave 1 of its 30 judgements missing (a malformed reply): 3.3 %.
+    with JudgeServer() as server:
+        extra = ["--max-missing", max_missing] if max_missing else []
+        code, err = run([stripped, "--judge", "llm", "--model", MODEL, "--base-url", server.base_url, "--judgements",
+                         "answer_claims_supported,context_relevant", *extra, "--cache", tmp_path / "c.sqlite3",
+                         "-o", tmp_path / "o.parquet"], capsys)
+    assert code == code_wanted, err
+    assert "missing judgements: 1 (1 malformed)" in err
+    if code_wanted:
+        assert "1 of 30 judgements asked for are missing (3.3%, more than the 1% allowed) (1 malformed)" in err
+
+
+def test_deadline_exits_6_and_writes_what_was_judged(stripped, tmp_path, capsys):
+    with JudgeServer(delay=0.5) as server:
+        started = time.monotonic()
+        code, err = run([stripped, "--judge", "llm", "--model", MODEL, "--base-url", server.base_url, "--concurrency",
+                         "1", "--deadline", "2", "--cache", tmp_path / "c.sqlite3", "-o", tmp_path / "o.parquet"], capsys)
+        assert time.monotonic() - started < 2 + 10
+    assert code == 6, err
+    assert "deadline: the deadline of 2 s passed" in err
+    assert es.read_records(tmp_path / "o.parquet").table.num_rows == N
+
+
+@pytest.mark.parametrize("value", ["-0.1", "1.5", "nan"])
+def test_max_missing_must_be_a_share(stripped, tmp_path, capsys, value):
+    code, err = run([stripped, "--judge", "lexical", "--max-missing", value, "-o", tmp_path / "o.parquet"], capsys)
+    assert code == 2 and "max_missing" in err

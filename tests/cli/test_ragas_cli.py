@@ -5,6 +5,11 @@ recorded-free loopback /v1/embeddings endpoint (values not asserted)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +21,7 @@ from evalsuite.metrics.registry import JUDGED_METRICS
 from judge_server import JudgeServer
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ragas"
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -87,3 +93,38 @@ def test_budget_stop_exits_3_and_a_rerun_resumes(server, tmp_path, capsys):
     assert main(base) == 2  # the output exists now: refused without --force
     assert main([*base, "--force"]) == 0  # no budget: the rest is judged, the answered calls come from the cache
     assert server.requests == 6
+
+
+@pytest.mark.parametrize("phase, metrics", [("base", "faithfulness"), ("own LLM", "context_utilization"),
+                                            ("embeddings", "answer_similarity")])
+def test_ctrl_c_in_each_phase_stops_in_seconds_writes_and_a_rerun_repeats_no_call(tmp_path, phase, metrics,
+                                                                                   monkeypatch):
+    recordings = json.loads((DATA / "recorded_chat.json").read_text(encoding="utf-8"))
+    out = tmp_path / "judged.jsonl"
+    with JudgeServer(recordings=recordings, delay=0.4, embed_delay=5.0) as server:
+        args = [sys.executable, "-m", "evalsuite", "ragas", str(DATA / "records.jsonl"), "-o", str(out), "--model",
+                "test-judge", "--base-url", server.base_url, "--metrics", metrics, "--concurrency", "1",
+                "--embedding-model", "hash-embed", "--embedding-base-url", server.base_url,
+                "--cache", str(tmp_path / "c.sqlite")]
+        env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+        proc = subprocess.Popen(args, cwd=REPO, env=env, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        busy = (lambda: server.embeddings >= 1) if phase == "embeddings" else (lambda: server.requests >= 2)
+        while not busy() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.1)
+        signalled = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        stopped_in = time.monotonic() - signalled
+        assert proc.returncode == 130, err
+        assert stopped_in < 2 + 2, err  # 2 s, plus the interpreter's exit on a shared machine
+        assert "interrupted; rerun the same command with --force" in err and "Traceback" not in err
+        assert es.read_records(out).table.num_rows == 5  # what was judged is written
+        first = set(server.hashes)
+        server.delay = server.embed_delay = 0.0
+        for name in [k for k in os.environ if "API_KEY" in k]:
+            monkeypatch.delenv(name)
+        assert main([*args[3:], "--force"]) == 0  # the rerun in this process (a second interpreter start adds nothing to test)
+        assert not first & set(server.hashes[len(first):])  # no answered call is sent again
+        assert len(server.hashes) == len(set(server.hashes))

@@ -151,13 +151,17 @@ def test_each_bad_reply_is_a_counted_missing_judgement(server, records, fault, r
 def test_failed_after_retries_and_timeouts_are_missing_too(server, records):
     server.inject("answer_claims", ["500", "500", "500"])
     judged = make_judge(server, max_retries=2, judgements=["answer_claims_supported"]).judge(es.Records(records.table.slice(0, 1)))
-    assert judged.stats.missing == {"failed after 3 attempts (HTTP 500)": 1} and judged.stats.retries == 2
+    # Missing by cause; the attempts are counted by cause too, and the provenance says how many were made.
+    assert judged.stats.missing == {"HTTP 500": 1} and judged.stats.retries == 2
+    assert judged.stats.failures == {"HTTP 500": 3} and judged.stats.calls == 3
     assert column(judged, "answer_claims_supported")["q1"] is None  # no claims: the column is not judged
+    claims = [p for p in provenance(judged)["q1"] if p["column"] == "answer_claims"]
+    assert [(p["status"], p["attempts"]) for p in claims] == [("missing: HTTP 500", 3)]
     with JudgeServer(slow_seconds=1.5) as slow:
         slow.inject("answer_claims", ["delay"])
         judged = LLMJudge(MODEL, base_url=slow.base_url, cache=":memory:", timeout=0.5, max_retries=0,
                           judgements=["answer_claims_supported"]).judge(es.Records(records.table.slice(0, 1)))
-        assert judged.stats.missing == {"failed after 1 attempts (timeout)": 1}
+        assert judged.stats.missing == {"timeout": 1} and judged.stats.calls == 1  # connected: it reached the server
 
 
 def test_output_mode_falls_back_and_is_recorded(server, records):
@@ -219,7 +223,11 @@ def test_estimate_before_the_run(server, records):
     judge = make_judge(server, price_input=1.0, price_output=2.0)
     estimate = judge.estimate(records)
     judged = judge.judge(records)
-    assert estimate.requests == judged.stats.judgements and estimate.cached == 0
+    # One call per distinct request: the records repeat 3 requests, answered by the identical call in flight
+    # (single-flight) or, if it has ended, from the cache; either way no second call.
+    assert (estimate.requests, estimate.repeated) == (judged.stats.calls, judged.stats.cache_hits) == (33, 3)
+    assert judged.stats.shared <= 3
+    assert estimate.requests + estimate.repeated == judged.stats.judgements and estimate.cached == 0
     assert estimate.cost_max >= judged.stats.cost and estimate.cost > 0
     assert 0.5 <= estimate.prompt_tokens / judged.stats.prompt_tokens <= 1.5
     after = judge.estimate(records)
