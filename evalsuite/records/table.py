@@ -404,6 +404,41 @@ def records_from_table(table: pa.Table, source: str, line_of, line_label: str, s
 
 
 
+def _as_json_text(column: pa.ChunkedArray) -> pa.Array:
+    """A kept, unused column as text: strings as they are, other values as JSON."""
+    return pa.array([None if v is None else v if isinstance(v, str) else json.dumps(v, default=str)
+                     for v in column.to_pylist()], pa.string())
+
+
+def _common_types(parts: Sequence[Records]) -> list[pa.Table]:
+    """The parts' tables with one type per column. A column the records do not use (kept from the
+    file) that two files give different types - RAGChecker's claims are [subject, relation,
+    object] triplets, another tool's are sentences - becomes text (JSON for non-strings) in every
+    part; a field of the records with two types is an EvalSuiteError naming it and the files."""
+    types: dict[str, set] = {}
+    for part in parts:
+        for field in part.table.schema:
+            if not pa.types.is_null(field.type):
+                types.setdefault(field.name, set()).add(field.type)
+    clashing = []
+    for name, found in types.items():
+        if len(found) < 2:
+            continue
+        try:
+            pa.unify_schemas([pa.schema([(name, t)]) for t in found], promote_options="permissive")
+        except (pa.ArrowTypeError, pa.ArrowInvalid):
+            clashing.append(name)
+    tables = [p.table for p in parts]
+    for name in clashing:
+        if field_kind(name):
+            raise EvalSuiteError("the files give this field different types: "
+                                 + "; ".join(f"{p.source}: {p.table.schema.field(name).type}" for p in parts
+                                             if name in p.table.column_names), field=name)
+        tables = [t.set_column(t.column_names.index(name), name, _as_json_text(t.column(name)))
+                  if name in t.column_names else t for t in tables]
+    return tables
+
+
 def concat_records(parts: Sequence[Records]) -> Records:
     """Several record sets (e.g. one uploaded file per system) as one; (system, query_id) stay unique.
 
@@ -440,7 +475,7 @@ def concat_records(parts: Sequence[Records]) -> Records:
     parts = list(parts)
     if not parts:
         raise EvalSuiteError("no records to combine", field="records")
-    table = pa.concat_tables([p.table for p in parts], promote_options="permissive")
+    table = pa.concat_tables(_common_types(parts), promote_options="permissive")
     combined = Records(table, source=", ".join(str(p.source) for p in parts),
                        warnings=[w for p in parts for w in p.warnings],
                        aliases={k: v for p in parts for k, v in p.aliases.items()},

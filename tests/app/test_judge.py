@@ -242,3 +242,25 @@ def test_a_dead_endpoint_ends_the_run_with_the_breakers_reason(monkeypatch):
     assert job.stats["calls"] == 0 and job.stats["unreached"] >= 10
     at.run()
     assert any("failed 10 requests in a row" in i.value for i in at.info)
+
+
+def test_judging_part_of_a_sample_leaves_every_records_page_working(monkeypatch):
+    # Judging 3 of ragtruth_qa's records writes answer_claims (sentences) beside the RAGChecker sample's
+    # answer_claims (triplets): combining the files raised ArrowTypeError on every records page.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("EVALSUITE_JUDGE_TYPED_ENDPOINTS", "true")
+    monkeypatch.setenv("EVALSUITE_JUDGE_ALLOW_PRIVATE_ENDPOINTS", "true")
+    with JudgeServer(scripted=True) as srv:
+        at = open_page("judge")
+        assert at.selectbox(key="judge_file").value.startswith("ragtruth_qa.jsonl")
+        at.multiselect(key="judge_systems").set_value(["gpt-4-0613"]).run()
+        at.number_input(key="judge_limit").set_value(3).run()
+        at.text_input(key="judge_base_url").input(srv.base_url)
+        at.text_input(key="judge_model").input("test-judge")
+        at.multiselect(key="judge_metrics").set_value(["faithfulness"]).run()
+        at.button(key="judge_start").click().run()
+        _wait(at, lambda j: not j.running)
+        assert at.session_state["judge_job"].status == "done", at.session_state["judge_job"].message
+    for page in ("rag_quality", "latency", "failures", "compare"):
+        at.switch_page(f"pages/{page}.py").run()
+        assert not at.exception and not texts(at.error), (page, texts(at.error))

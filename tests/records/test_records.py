@@ -388,3 +388,15 @@ def test_given_scores_are_decided_per_system_not_by_the_other_files():
     assert both.params["metric_sources"]["ragas_result"]["faithfulness"] == "given in the file"
     assert both.params["metric_sources"]["judged"]["factual_correctness"] == "none"
     assert any(w.startswith("judged: faithfulness computed") for w in both.warnings)
+
+
+def test_files_that_keep_an_unused_column_with_different_types_combine():
+    # RAGChecker's answer_claims are [subject, relation, object] triplets, RAGAS-style ones sentences:
+    # the column is kept, not used, so the combined records hold it as text (JSON for the triplets).
+    triplets = es.Records.from_rows([{"query_id": "q1", "answer_claims": [["a", "is", "b"]], "success": True}],
+                                    system="ragchecker")
+    sentences = es.Records.from_rows([{"query_id": "q1", "answer_claims": ["A is B."], "success": False}],
+                                     system="mine")
+    both = es.concat_records([triplets, sentences])
+    assert both.table.column("answer_claims").to_pylist() == ['[["a", "is", "b"]]', '["A is B."]']
+    assert float(es.evaluate_records(both).task_success["ragchecker"]) == 1.0
