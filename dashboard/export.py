@@ -106,7 +106,7 @@ def download_button(container=None) -> None:
     spec = report_spec()
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%d-%H%M")
     (container or st).download_button(
-        "Download report", data=lambda: build_report(spec), file_name=f"evalsuite-report-{spec.page_path or 'data'}-"
+        "Download report", data=lambda: _quietly(build_report, spec), file_name=f"evalsuite-report-{spec.page_path or 'data'}-"
         f"{stamp}.html", mime="text/html", key="report_download", on_click="ignore", icon=":material/description:",
         help="One HTML file that opens without a network: the overview, the comparison and the charts of this "
              "view, with a reproducibility stamp (EvalSuite version, conventions, settings, SHA-256 of every input).")
@@ -236,6 +236,21 @@ def _untitled(figure):
     figure = copy.deepcopy(figure)
     figure.update_layout(title=None, margin=dict(t=20))
     return figure
+
+
+def _quietly(build, *args):
+    """Run ``build`` (the deferred download, on a thread of Streamlit's server, not a script run)
+    without the "missing ScriptRunContext" warning each cached loader it calls would log: about 25
+    lines a click that say nothing to an operator."""
+    import logging
+
+    context_log = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
+    level = context_log.level
+    context_log.setLevel(logging.ERROR)
+    try:
+        return build(*args)
+    finally:
+        context_log.setLevel(level)
 
 
 def _guarded(build, title: str, *args) -> ReportSection | None:
