@@ -284,10 +284,15 @@ def _run(job: JudgeJob, records) -> None:
                            "cache.")
             job.outcome = "error" if outcome.status == "endpoint failing" else None
             return
-        if outcome.status == "missing":  # a run that did nothing useful is never done
+        if outcome.status == "missing" and not result.stats.ok:  # a run that did nothing useful is never done
             job.status, job.outcome = "error", "error"
             job.message = f"The run failed: {outcome.message}; nothing joined the session."
             return
+        # Some judgements missing (malformed replies, refusals): the others are kept, paid for as they
+        # are, and the message says how many are missing (the CLI's --max-missing decides its exit code).
+        missing = result.stats.missing
+        missing_note = (" (" + ", ".join(f"{n} {cause}" for cause, n in missing.items() if n) + ")"
+                        if sum(missing.values()) else "")
         job.replies = _reply_keys(job.judge, result.records)
         job.changes = metric_changes(part, result.records, job.metrics, job.lexical)
         merged = _merge(records, result.records, job.rows)
@@ -302,7 +307,7 @@ def _run(job: JudgeJob, records) -> None:
         unreached = f" ({s.unreached} more could not connect)" if s.unreached else ""
         job.message = (f"{result.done} of {len(part)} records judged: {s.calls} requests sent{unreached}, "
                        f"{s.cache_hits} from the cache, {s.rule_decided} decided by rule, {sum(s.missing.values())} "
-                       f"missing; cost {s.cost:.4f}")
+                       f"missing{missing_note}; cost {s.cost:.4f}")
         job.status = "done"
     except Exception as exc:  # shown as a message on the page, never a traceback
         from evalsuite.errors import EvalSuiteError

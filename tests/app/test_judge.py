@@ -264,3 +264,43 @@ def test_judging_part_of_a_sample_leaves_every_records_page_working(monkeypatch)
     for page in ("rag_quality", "latency", "failures", "compare"):
         at.switch_page(f"pages/{page}.py").run()
         assert not at.exception and not texts(at.error), (page, texts(at.error))
+
+
+@pytest.mark.parametrize("malformed_every", [4, 1])
+def test_some_missing_judgements_keep_the_others_all_missing_fails(monkeypatch, malformed_every):
+    # Every 4th reply malformed: about a quarter of the judgements missing (past the CLI's --max-missing),
+    # the page keeps the ones it paid for and says what is missing. Every reply malformed: nothing to
+    # keep, the run failed.
+    import itertools
+    import threading
+
+    from judge_server import scripted_reply
+
+    counter, lock = itertools.count(1), threading.Lock()
+
+    def reply(body):
+        with lock:
+            n = next(counter)
+        return "this is not JSON" if n % malformed_every == 0 else scripted_reply(body)
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("EVALSUITE_JUDGE_TYPED_ENDPOINTS", "true")
+    monkeypatch.setenv("EVALSUITE_JUDGE_ALLOW_PRIVATE_ENDPOINTS", "true")
+    with JudgeServer(reply=reply) as srv:
+        at = open_page("judge", query={"judge_metrics": "faithfulness"})
+        at.number_input(key="judge_limit").set_value(1).run()
+        at.text_input(key="judge_base_url").input(srv.base_url)
+        at.text_input(key="judge_model").input("test-judge").run()
+        at.button(key="judge_start").click().run()
+        _wait(at, lambda j: not j.running)
+        job = at.session_state["judge_job"]
+    # (How many judgements there are depends on which replies were malformed: a claims reply that
+    # is lost asks for no verdicts.)
+    if malformed_every == 4:
+        missing = job.stats["missing"].get("malformed", 0)
+        assert job.status == "done", job.message
+        assert missing / job.stats["judgements"] > 0.1 and job.stats["ok"] > 0, job.stats
+        assert f"{missing} missing ({missing} malformed)" in job.message, job.message
+    else:
+        assert job.stats["ok"] == 0, job.stats
+        assert job.status == "error" and "nothing joined the session" in job.message, job.message
