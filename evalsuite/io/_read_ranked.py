@@ -232,7 +232,7 @@ def _has_other_whitespace(inp: _Input) -> bool:
     data = inp.data
     if any(data.find(c) != -1 for c in (b"\t", b"\v", b"\f")):
         return True
-    return data.find(b"\r") != -1 and data.count(b"\r") != data.count(b"\r\n")
+    return _lone_cr(data)
 
 
 def _separator(inp: _Input) -> str | None:
@@ -257,7 +257,15 @@ def _only_tabs(data) -> bool:
     """No spaces, vertical tabs, form feeds or CRs other than in CRLF line ends."""
     if any(data.find(c) != -1 for c in (b" ", b"\v", b"\f")):
         return False
-    return data.find(b"\r") == -1 or data.count(b"\r") == data.count(b"\r\n")
+    return not _lone_cr(data)
+
+
+def _lone_cr(data) -> bool:
+    """A CR that is not part of a CRLF line end. ``data``: bytes or an mmap of the file (which has
+    no ``count``: a regular expression searches both)."""
+    import re
+
+    return data.find(b"\r") != -1 and re.search(rb"\r(?!\n)", data) is not None
 
 
 def _parse_trec_python(inp: _Input, kind: str) -> _Parsed:

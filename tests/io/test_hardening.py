@@ -264,3 +264,17 @@ def test_deep_jsonl_given_by_path_is_checked_for_nesting(tmp_path):
     for reader in (es.read_run, es.read_records):
         error = pytest.raises(es.EvalSuiteError, reader, path).value
         assert error.field == "json" and error.line == 3001
+
+
+@pytest.mark.parametrize("line_end", [b"\r\n", b"\n"])
+def test_a_tab_separated_run_file_read_by_path(tmp_path, line_end):
+    # A file past 64 KiB read by path: the separator check scans a memory map, which has no count(),
+    # so a tab-separated file with CRLF line ends raised AttributeError (found by the reader fuzzing).
+    lines = [f"q{q}\tQ0\td{d}\t{d}\t{3 - d}.5\tr".encode() for q in range(2500) for d in (1, 2)]
+    path = tmp_path / "tabs.run"
+    path.write_bytes(line_end.join(lines) + line_end)
+    assert path.stat().st_size > 65536
+    run = es.read_run(path)
+    ranked = run.query("q7")
+    assert ranked["doc_id"].tolist() == ["d1", "d2"] and ranked["score"].tolist() == [2.5, 1.5]
+    assert len(run) == 5000
