@@ -111,7 +111,7 @@ RAG_ENTRIES = [
         higher_is_better=True, value_range=(0.0, 1.0), cutoff="",
         conventions=("TP = answer claims supported by the reference, FP = the other answer claims, "
                      "FN = reference claims the answer misses",
-                     "F1 alone when no similarity is given (said in params)",
+                     "F1 alone for a system whose records give no similarity (decided per system, said in params)",
                      "undefined without claims on either side (compat='ragas': 1.0)"),
         source="RAGAS AnswerCorrectness (Es et al., 2024)",
         function="evalsuite.answer_correctness", pages=("RAG quality", "Per-query", "Compare"),
