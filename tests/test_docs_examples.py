@@ -112,6 +112,21 @@ def _reply(body: dict) -> str:
         return json.dumps({"verdict": "yes", "questions": ["What does the answer say?"], "entities": ["Paris"]})
 
 
+@pytest.fixture(autouse=True)
+def bare_main():
+    """The docs start Dask clusters, whose workers are spawned and re-run the file of
+    sys.modules["__main__"]: after the Streamlit AppTests in the same session that is app.py, and
+    the workers die ("Nanny failed to start"). A bare __main__ while an example runs."""
+    import types
+
+    saved = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = saved
+
+
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory):
     folder = tmp_path_factory.mktemp("docs")
