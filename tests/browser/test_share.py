@@ -126,7 +126,7 @@ def save_and_share(tab, name: str) -> tuple[str, str]:
     sidebar.locator('[data-testid="stExpander"]').filter(has_text="Save and share").locator("summary").click()
     sidebar.locator('input[aria-label="Workspace name"]').fill(name)
     sidebar.locator('[data-testid="stFormSubmitButton"] button', has_text="Save and share").click()
-    tab.wait_for_selector("text=Saved workspace", timeout=60_000)
+    tab.wait_for_selector("text=Saved workspace", timeout=120_000)  # saving under CI load took > 60 s once
     sidebar.locator('[data-testid="stCode"] code').nth(1).wait_for(state="visible")
     wait_idle(tab)
     codes = [c.strip() for c in sidebar.locator('[data-testid="stCode"] code').all_inner_texts()]
