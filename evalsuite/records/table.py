@@ -180,6 +180,10 @@ def map_columns(columns: Sequence[str]) -> tuple[dict[str, str], list[str], list
 
 
 
+def _llmperf_row_at(index: int, row: dict) -> dict:
+    return _llmperf_row(row, index)
+
+
 def records_from_rows(rows: list, source: str, line_of, label: str, system: str | None,
                        failure_stages: Sequence[str]) -> Records:
     """The exact path: validate Python dicts value by value, then build the Arrow table."""
@@ -187,37 +191,36 @@ def records_from_rows(rows: list, source: str, line_of, label: str, system: str 
         if not isinstance(row, dict):
             raise EvalSuiteError("each record must be an object with named fields", source=source, line=line_of(i),
                                  field=label, value=row, line_label="line" if label == "line" else "row")
+    line_label = "line" if label == "line" else "row"
+
+    def converted(make_row, field_of) -> list:
+        """Every row through an export's converter; its ValueError names the row's line."""
+        out = []
+        for i, row in enumerate(rows):
+            try:
+                out.append(make_row(i, row))
+            except ValueError as exc:
+                field, value = field_of(exc, row)
+                raise EvalSuiteError(str(exc), source=source, line=line_of(i), field=field, value=value,
+                                     line_label=line_label) from None
+        return out
+
+    def first_word(exc, row):
+        return str(exc).split(" ", 1)[0], None
+
+    def keys_seen() -> dict:
+        return dict.fromkeys(key for row in rows[:1000] for key in row)
+
     feedbacks: list[str] = []
-    evaluations = _phoenix_evaluations(list(dict.fromkeys(key for row in rows[:1000] for key in row)))
+    evaluations = _phoenix_evaluations(list(keys_seen()))
     if evaluations:
-        converted = []
-        for i, row in enumerate(rows):
-            try:
-                converted.append(_phoenix_row(row, evaluations))
-            except ValueError as exc:
-                raise EvalSuiteError(str(exc), source=source, line=line_of(i), field=str(exc).split(" ", 1)[0],
-                                     line_label="line" if label == "line" else "row") from None
-        rows = converted
+        rows = converted(lambda i, row: _phoenix_row(row, evaluations), first_word)
         feedbacks = [e for e in evaluations if e not in EXPORT_NAMES["phoenix"]]
-    if rows and _is_trulens({key for row in rows[:1000] for key in row}):
-        feedbacks = _trulens_feedbacks(dict.fromkeys(key for row in rows[:1000] for key in row))
-        converted = []
-        for i, row in enumerate(rows):
-            try:
-                converted.append(_trulens_row(row))
-            except ValueError as exc:
-                raise EvalSuiteError(str(exc), source=source, line=line_of(i), field="latency", value=row.get("latency"),
-                                     line_label="line" if label == "line" else "row") from None
-        rows = converted
-    if rows and _is_llmperf({key for row in rows[:1000] for key in row}):
-        converted = []
-        for i, row in enumerate(rows):
-            try:
-                converted.append(_llmperf_row(row, i))
-            except ValueError as exc:
-                raise EvalSuiteError(str(exc), source=source, line=line_of(i), field=str(exc).split(" ", 1)[0],
-                                     line_label="line" if label == "line" else "row") from None
-        rows = converted
+    if rows and _is_trulens(keys_seen()):
+        feedbacks = _trulens_feedbacks(keys_seen())
+        rows = converted(lambda i, row: _trulens_row(row), lambda exc, row: ("latency", row.get("latency")))
+    if rows and _is_llmperf(keys_seen()):
+        rows = converted(_llmperf_row_at, first_word)
     mapped = []
     for i, row in enumerate(rows):
         if not any(key in row for key in ("retrieved_context", "retrieved2response", "retrieved2answer")):
@@ -227,7 +230,7 @@ def records_from_rows(rows: list, source: str, line_of, label: str, system: str 
             mapped.append(_ragchecker_row(row))
         except ValueError as exc:
             raise EvalSuiteError(f"not a RAGChecker record RAGChecker writes: {exc}", source=source, line=line_of(i),
-                                 field=str(exc).split(" ", 1)[0], line_label="line" if label == "line" else "row") from None
+                                 field=str(exc).split(" ", 1)[0], line_label=line_label) from None
     rows = mapped
     columns: list[str] = []
     seen = set()
