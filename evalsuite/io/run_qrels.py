@@ -244,23 +244,55 @@ def _is_contiguous(codes: np.ndarray, n_queries: int) -> bool:
 
 
 def _rank_order(codes: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray | None:
-    """Permutation putting rows in (query, score desc, doc id desc) order; None if already so."""
+    """Permutation putting rows in (query, score desc, doc id desc) order; None if already so.
+
+    Rows are ordered by score with numpy's quicksort, then grouped by query with a stable sort
+    of the query codes (a radix sort when they fit 16 bits); doc ids are compared only within
+    runs of equal (query, score), usually none. A sort on all three keys, doc id strings
+    included, took 2.7 s of a 4.9 s read of a 7-million-line file whose lines were shuffled.
+    """
     n = codes.size
-    if n > 1:
-        same = codes[1:] == codes[:-1]
-        in_order = bool(np.all(codes[1:] >= codes[:-1])) and not bool(np.any(same & (scores[1:] > scores[:-1])))
-        if in_order:
-            tie = np.flatnonzero(same & (scores[1:] == scores[:-1]))
-            if tie.size == 0:
-                return None
-            left = doc_ids.take(pa.array(tie))
-            right = doc_ids.take(pa.array(tie + 1))
-            if bool(pc.all(pc.greater(left, right)).as_py()):
-                return None
-    else:
+    if n <= 1:
         return None
-    table = pa.table({"q": codes, "s": scores, "d": doc_ids})
-    return pc.sort_indices(table, [("q", "ascending"), ("s", "descending"), ("d", "descending")]).to_numpy()
+    same = codes[1:] == codes[:-1]
+    if bool(np.all(codes[1:] >= codes[:-1])) and not bool(np.any(same & (scores[1:] > scores[:-1]))):
+        tie = np.flatnonzero(same & (scores[1:] == scores[:-1]))
+        if tie.size == 0:
+            return None
+        left = doc_ids.take(pa.array(tie))
+        right = doc_ids.take(pa.array(tie + 1))
+        if bool(pc.all(pc.greater(left, right)).as_py()):
+            return None
+    del same
+    order = np.argsort(-scores)  # score descending; the order of equal scores is settled below
+    grouped = codes[order]
+    if int(codes.max(initial=0)) < (1 << 16):
+        grouped = grouped.astype(np.uint16)
+    by_query = np.argsort(grouped, kind="stable")
+    order = order[by_query]
+    del grouped, by_query
+    return _break_ties(order, codes, scores, doc_ids)
+
+
+def _break_ties(order: np.ndarray, codes: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray:
+    """``order`` (rows by query, then score descending) with each run of equal (query, score)
+    put in doc id descending order (byte order), as trec_eval breaks ties."""
+    sorted_codes, sorted_scores = codes[order], scores[order]
+    same = (sorted_codes[1:] == sorted_codes[:-1]) & (sorted_scores[1:] == sorted_scores[:-1])
+    del sorted_codes, sorted_scores
+    if not same.any():
+        return order
+    tied = np.zeros(order.size, dtype=bool)
+    tied[:-1] |= same
+    tied[1:] |= same
+    positions = np.flatnonzero(tied)  # the runs of ties, each contiguous in ``order``
+    starts = np.ones(positions.size, dtype=bool)
+    starts[1:] = ~same[positions[1:] - 1]
+    rows = order[positions]
+    table = pa.table({"run": np.cumsum(starts), "d": doc_ids.take(pa.array(rows))})
+    within = pc.sort_indices(table, [("run", "ascending"), ("d", "descending")]).to_numpy()
+    order[positions] = rows[within]
+    return order
 
 
 def _rows_with_repeats(block: np.ndarray) -> np.ndarray:

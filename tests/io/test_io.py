@@ -4,6 +4,7 @@ import gzip
 import io
 import json
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -115,6 +116,30 @@ def test_interleaved_queries_are_grouped_and_ranked():
     run = es.read_run(b"a Q0 d1 1 1.0 t\nb Q0 d1 1 5.0 t\na Q0 d2 2 3.0 t\n")
     assert run.query_ids.tolist() == ["a", "b"]
     assert run.query("a")["doc_id"].tolist() == ["d2", "d1"]
+
+
+@pytest.mark.parametrize("n_queries", [7, 70_000])  # query codes in 16 bits, and past them
+def test_shuffled_run_with_ties_is_in_trec_eval_order(n_queries):
+    """A run whose lines are shuffled, with many equal scores (0.0 and -0.0 among them), comes out
+    in trec_eval's order: queries by first appearance, score descending, ties by doc id
+    descending in byte order; checked against Python's own sort of the lines."""
+    import random
+
+    rng = random.Random(n_queries)
+    scores = ["0.0", "-0.0", "1.5", "2", "-3.25", "1.50"]
+    lines = [(f"q{rng.randrange(n_queries)}", f"d{rng.randrange(40)}", rng.choice(scores))
+             for _ in range(max(3000, 2 * n_queries))]
+    lines = list({(q, d): (q, d, s) for q, d, s in lines}.values())  # one line per (query, doc)
+    rng.shuffle(lines)
+    text = "".join(f"{q} Q0 {d} 1 {s} t\n" for q, d, s in lines).encode()
+    first = {}
+    for q, _, _ in lines:
+        first.setdefault(q, len(first))
+    expected = sorted(lines, key=lambda line: (first[line[0]], -float(line[2]), [-b for b in line[1].encode()] + [1]))
+    run = es.read_run(text, source_name="shuffled.trec")
+    assert run.query_ids.tolist() == list(first)
+    got = list(zip(np.repeat(run.query_ids, run.counts).tolist(), run.doc_ids.to_pylist(), run.scores.tolist()))
+    assert got == [(q, d, float(s)) for q, d, s in expected]
 
 
 def test_cranfield_sample_reads_and_matches_published_reference():
