@@ -120,16 +120,24 @@ def _parse_trec(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
     return _parse_trec_python(inp, kind)
 
 
-def _plain_fields(inp: _Input, separator: str, block: int = 1 << 24) -> bool:
+def _plain_fields(inp: _Input, separator: str, block: int = 1 << 22) -> bool:
     """Whether no field can be empty or hold text that is not UTF-8: no two separators in a row
     (the only way a field between two others is empty) and only ASCII bytes. Then the fields
-    read only to check them (Q0, rank, the qrels' iteration) need not be converted."""
-    twice = separator.encode() * 2
+    read only to check them (Q0, rank, the qrels' iteration) need not be converted.
+
+    Three numpy passes over cache-sized blocks of the bytes (a view, no copy): ``bytes.find`` of
+    two separators took 0.3 s of a 1.1 s read of a 250 MB run (a space starts every few bytes,
+    so its search seldom skips), these 0.03 s."""
+    code = ord(separator)
 
     def plain(view) -> bool:
-        for start in range(0, len(view), block):
-            piece = view[start:start + block + 1]  # one byte more: a pair across two blocks is seen
-            if not piece.isascii() or piece.find(twice) != -1:
+        data = np.frombuffer(view, dtype=np.uint8)
+        for start in range(0, data.size, block):
+            piece = data[start:start + block + 1]  # one byte more: a pair across two blocks is seen
+            if int(piece.max()) > 0x7F:
+                return False
+            at = piece == code
+            if np.logical_and(at[1:], at[:-1]).any():
                 return False
         return True
 
@@ -137,7 +145,7 @@ def _plain_fields(inp: _Input, separator: str, block: int = 1 << 24) -> bool:
         import mmap
 
         with open(inp.path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
-            return plain(view)
+            return plain(view)  # its numpy views die with its frame, before the map closes
     return plain(inp.data)
 
 
