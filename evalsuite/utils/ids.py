@@ -142,8 +142,12 @@ def visible_form(text: str) -> str:
 _INVISIBLE_RE2 = (r"[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\x{00A0}\x{1680}\x{2000}-\x{200A}\x{202F}\x{205F}\x{3000}]")
 
 
-def _as_strings(ids) -> pa.Array:
+def _as_strings(ids) -> pa.Array | pa.ChunkedArray:
     if isinstance(ids, pa.ChunkedArray):
+        if not pa.types.is_dictionary(ids.type):
+            # Chunk by chunk: joining a run's doc ids first copied them all (0.4 s for 7 million
+            # MS MARCO v2 ids), to learn in the common case that none holds an invisible character.
+            return pa.chunked_array([_as_strings(c) for c in ids.chunks], type=pa.string())
         ids = ids.combine_chunks()
     if pa.types.is_dictionary(ids.type):
         ids = ids.dictionary
@@ -153,6 +157,8 @@ def _as_strings(ids) -> pa.Array:
 def _maybe_invisible(ids: pa.Array) -> bool:
     """Whether any byte of the ids is below 0x20 or above 0x7e (two vectorised reductions over
     the data buffer; pure printable ASCII, the common case, answers no at once)."""
+    if isinstance(ids, pa.ChunkedArray):
+        return any(_maybe_invisible(chunk) for chunk in ids.chunks)
     data = ids.buffers()[2]
     if data is None or len(ids) == 0:
         return False
