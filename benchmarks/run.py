@@ -49,8 +49,9 @@ NUMBA_CACHE_DIR = DATA_DIR / "numba_cache"
 
 DEFAULT_SIZES = "1kx100,10kx100,7kx1000,20kx1000"
 TOOLS = ["evalsuite", "pytrec_eval", "ranx", "pyarrow_parse", "polars_parse"]
+BEFORE = "evalsuite_before"  # EvalSuite from another checkout (--against), in the same rounds
 PARSERS = ["pyarrow_parse", "polars_parse"]  # the parse floor: the fastest of these per file
-EVALUATORS = ["evalsuite", "pytrec_eval", "ranx"]  # tools that compute metrics
+EVALUATORS = ["evalsuite", "pytrec_eval", "ranx", BEFORE]  # tools that compute metrics
 SUBJECT = "evalsuite"  # the tool the ratios are about
 RANX_COLD = "ranx (cold)"
 TOLERANCE = 1e-6
@@ -155,17 +156,23 @@ def machine_info() -> dict:
 # --------------------------------------------------------------------------
 
 
+AGAINST: Path | None = None  # the other checkout of --against
+
+
 def worker_env(tool: str) -> dict[str, str]:
-    """Environment of a worker; ranx gets the benchmark's own numba cache."""
+    """Environment of a worker; ranx gets the benchmark's own numba cache, the before tool the
+    other checkout's tree."""
     env = dict(os.environ)
     if tool == "ranx":
         env["NUMBA_CACHE_DIR"] = str(NUMBA_CACHE_DIR)
+    if tool == BEFORE:
+        env["EVALSUITE_BENCH_ROOT"] = str(AGAINST)
     return env
 
 
 def run_worker(tool: str, ds: Dataset, timeout: float) -> dict:
     """Run one worker subprocess; return its JSON result plus ``proc_s``."""
-    cmd = [sys.executable, str(WORKER), tool, str(ds.qrels), str(ds.run)]
+    cmd = [sys.executable, str(WORKER), "evalsuite" if tool == BEFORE else tool, str(ds.qrels), str(ds.run)]
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(
@@ -210,9 +217,11 @@ def round_order(tools: list[str], round_index: int) -> list[str]:
 
 
 def benchmark_size(
-    size: Size, tools: list[str], rounds: int, timeout: float, shape: str = "base"
+    size: Size, tools: list[str], rounds: int, timeout: float, shape: str = "base",
+    ranx_cold: bool = True,
 ) -> dict:
-    """Generate the data of one size in one shape and run all its rounds."""
+    """Generate the data of one size in one shape and run all its rounds (``ranx_cold``: empty
+    the numba cache and time ranx's first, compiling run before the rounds)."""
     t0 = time.perf_counter()
     ds = make_shape(size, shape)
     count_lines(ds.run)  # read both files once so every tool finds them in the page cache
@@ -239,7 +248,7 @@ def benchmark_size(
             f"  peak RSS {result['peak_rss_mib']:7.0f} MiB"
         )
 
-    if "ranx" in tools:
+    if "ranx" in tools and ranx_cold:
         reset_numba_cache()
         attempt("ranx", RANX_COLD, None)
     for r in range(1, rounds + 1):
@@ -284,7 +293,7 @@ def wall_ratios(records: list[dict]) -> dict[str, float | None]:
     """Median over rounds of SUBJECT's wall time divided by each other tool's."""
     walls: dict[tuple, float] = {(r["tool"], r["round"]): r["wall_s"] for r in records}
     ratios = {}
-    for other in TOOLS:
+    for other in [*TOOLS, BEFORE]:
         if other == SUBJECT:
             continue
         per_round = [
@@ -294,6 +303,19 @@ def wall_ratios(records: list[dict]) -> dict[str, float | None]:
         ]
         ratios[other] = statistics.median(per_round) if per_round else None
     return ratios
+
+
+def floor_eval_ratio(records: list[dict]) -> float | None:
+    """Median over rounds of SUBJECT's wall time over the fastest parser's plus SUBJECT's own
+    evaluation (its ``compute_s``) in that round: issue 31's "parse floor plus the evaluation"."""
+    by_key: dict[tuple, dict] = {(r["tool"], r["round"]): r for r in records}
+    per_round = []
+    for rnd in sorted({r for (_, r) in by_key if r is not None}):
+        floors = [by_key[(p, rnd)]["wall_s"] for p in PARSERS if (p, rnd) in by_key]
+        if floors and (SUBJECT, rnd) in by_key:
+            subject = by_key[(SUBJECT, rnd)]
+            per_round.append(subject["wall_s"] / (min(floors) + subject["compute_s"]))
+    return statistics.median(per_round) if per_round else None
 
 
 def agreement(records: list[dict]) -> list[dict]:
@@ -370,6 +392,7 @@ def summarise(size_result: dict) -> dict:
         "medians": medians,
         "ratios": wall_ratios(records),
         "floor_ratio": floor_ratio(records),
+        "floor_eval_ratio": floor_eval_ratio(records),
         "process_ratios": process_ratios(records),
         "subject_rss_per_file_mib": (
             subject["peak_rss_mib"] / size_result["run_text_mib"] if subject else None
@@ -434,8 +457,13 @@ RATIO_HEADERS = [
     f"{SUBJECT}/pyarrow_parse",
     f"{SUBJECT}/polars_parse",
     f"{SUBJECT}/fastest parse",
+    f"{SUBJECT}/(fastest parse + its evaluate)",
     "process: /pytrec_eval",
+    "process: /ranx (warm)",
+    f"{SUBJECT}/before",
+    "process: /before",
     f"{SUBJECT} peak RSS / file",
+    "load (1 min)",
 ]
 AGREE_HEADERS = ["size", "shape", "metric", *EVALUATORS, "max diff", "status"]
 
@@ -443,7 +471,7 @@ AGREE_HEADERS = ["size", "shape", "metric", *EVALUATORS, "max diff", "status"]
 def time_rows(result: dict) -> list[list[str]]:
     """Rows of the timing table of one size."""
     medians = result["summary"]["medians"]
-    order = [t for t in [*TOOLS, RANX_COLD] if t in medians]
+    order = [t for t in [*TOOLS, BEFORE, RANX_COLD] if t in medians]
     return [
         [
             result["size"],
@@ -476,8 +504,13 @@ def ratio_row(result: dict) -> list[str]:
         fmt(ratios.get("pyarrow_parse")),
         fmt(ratios.get("polars_parse")),
         fmt(summary.get("floor_ratio")),
+        fmt(summary.get("floor_eval_ratio")),
         fmt(summary.get("process_ratios", {}).get("pytrec_eval")),
+        fmt(summary.get("process_ratios", {}).get("ranx")),
+        fmt(ratios.get(BEFORE)),
+        fmt(summary.get("process_ratios", {}).get(BEFORE)),
         fmt(summary["subject_rss_per_file_mib"], 2),
+        fmt((result.get("load_average") or [None])[0], 1),
     ]
 
 
@@ -657,6 +690,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="seconds before a worker is killed (default 3600)",
     )
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
+    parser.add_argument(
+        "--against",
+        type=Path,
+        default=None,
+        help="another checkout of EvalSuite, run as the tool evalsuite_before in the same rounds "
+        "(before/after ratios within a round)",
+    )
+    parser.add_argument(
+        "--ranx-cold-every-shape",
+        action="store_true",
+        help="empty the numba cache and time a cold ranx run for every shape (default: for the "
+        "first shape of each size; the later shapes' warm rounds use the same compiled code)",
+    )
     args = parser.parse_args(argv)
     args.sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
     try:
@@ -671,12 +717,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if unknown or args.rounds < 1:
         parser.error(f"unknown tools {sorted(unknown)}" if unknown else "--rounds must be >= 1")
     args.tools = [t for t in TOOLS if t in args.tools]  # canonical order
+    if args.against is not None:
+        if not (args.against / "evalsuite" / "__init__.py").is_file():
+            parser.error(f"--against {args.against}: no evalsuite package there")
+        args.tools.append(BEFORE)
     return args
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; exit code 1 if the metric means disagree."""
     args = parse_args(argv)
+    global AGAINST
+    AGAINST = args.against.resolve() if args.against is not None else None
     report = {
         "command": " ".join(
             ["python", "benchmarks/run.py", *(argv if argv is not None else sys.argv[1:])]
@@ -684,11 +736,14 @@ def main(argv: list[str] | None = None) -> int:
         "rounds": args.rounds,
         "tools": args.tools,
         "shapes": args.shapes,
+        "against": str(AGAINST) if AGAINST else None,
+        "load_average_start": os.getloadavg(),
         "metrics": METRICS,
         "machine": machine_info(),
         "sizes": [],
     }
     for size in args.sizes:
+        ranx_cold = True
         for shape in args.shapes:
             # ranx.Run.from_file reads no gzip: it skips that shape.
             tools = [
@@ -696,7 +751,10 @@ def main(argv: list[str] | None = None) -> int:
                 for t in args.tools
                 if t != "ranx" or (shape in args.ranx_shapes and shape != "gzip")
             ]
-            result = benchmark_size(size, tools, args.rounds, args.timeout, shape)
+            result = benchmark_size(size, tools, args.rounds, args.timeout, shape,
+                                    ranx_cold=ranx_cold or args.ranx_cold_every_shape)
+            ranx_cold = ranx_cold and "ranx" not in tools
+            result["load_average"] = os.getloadavg()
             result["summary"] = summarise(result)
             report["sizes"].append(result)
             print_size(result)
