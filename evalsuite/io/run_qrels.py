@@ -264,22 +264,28 @@ def _rank_order(codes: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.
         if bool(pc.all(pc.greater(left, right)).as_py()):
             return None
     del same
-    order = np.argsort(-scores)  # score descending; the order of equal scores is settled below
-    grouped = codes[order]
-    if int(codes.max(initial=0)) < (1 << 16):
-        grouped = grouped.astype(np.uint16)
-    by_query = np.argsort(grouped, kind="stable")
+    # Score descending (the order of equal scores is settled below); 32-bit row numbers and
+    # 16-bit query codes where they fit keep the sort's arrays small (memory is issue 31's other target).
+    order = np.argsort(np.negative(scores))
+    if n < (1 << 31):
+        order = order.astype(np.int32)
+    keyed = codes.astype(np.uint16) if int(codes.max(initial=0)) < (1 << 16) else codes
+    by_query = np.argsort(keyed[order], kind="stable")
+    del keyed
     order = order[by_query]
-    del grouped, by_query
+    del by_query
     return _break_ties(order, codes, scores, doc_ids)
 
 
 def _break_ties(order: np.ndarray, codes: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray:
     """``order`` (rows by query, then score descending) with each run of equal (query, score)
     put in doc id descending order (byte order), as trec_eval breaks ties."""
-    sorted_codes, sorted_scores = codes[order], scores[order]
-    same = (sorted_codes[1:] == sorted_codes[:-1]) & (sorted_scores[1:] == sorted_scores[:-1])
-    del sorted_codes, sorted_scores
+    same = np.empty(max(order.size - 1, 0), dtype=bool)
+    step = 1 << 20  # gathered a slice at a time: no sorted copy of the codes and scores
+    for start in range(0, order.size - 1, step):
+        rows = order[start:start + step + 1]
+        slice_codes, slice_scores = codes[rows], scores[rows]
+        same[start:start + rows.size - 1] = (slice_codes[1:] == slice_codes[:-1]) & (slice_scores[1:] == slice_scores[:-1])
     if not same.any():
         return order
     tied = np.zeros(order.size, dtype=bool)
