@@ -63,7 +63,8 @@ def main() -> None:
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but frames on the real stdout
     from ..errors import EvalSuiteError
-    from .isolation import error_fields, read_frame, serialise, write_frame
+    from ._transit import serialise
+    from .isolation import error_fields, read_frame, write_frame
     # The readers and what they load (pyarrow, pandas) are imported before saying ready: the
     # imports are paid once, outside the first file's time limit (`import evalsuite` is lazy).
     from . import judgement_files, record_files, run_files, traces  # noqa: F401
