@@ -113,6 +113,7 @@ class Sampler:
     def __init__(self, pid: int) -> None:
         self.pid, self.peak, self.peak_children, self.peak_tree, self.peak_transit = pid, 0.0, 0.0, 0.0, 0.0
         self.peak_parts: dict = {}
+        self.timeline: list = []  # (monotonic s, server MiB, readers MiB) every 0.2 s
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -122,6 +123,7 @@ class Sampler:
             server, readers = rss_mib(self.pid), sum(rss_mib(c) for c in children(self.pid))
             if server > self.peak:
                 self.peak_parts = rss_parts(self.pid)
+            self.timeline.append((round(time.monotonic(), 2), round(server), round(readers)))
             self.peak = max(self.peak, server)
             self.peak_children = max(self.peak_children, readers)
             self.peak_tree = max(self.peak_tree, server + readers)  # the same instant: what the host must hold
@@ -187,9 +189,11 @@ def main(argv: list[str] | None = None) -> int:
                 figures["before"] = rss_mib(server.pid)
                 sampler.reset()
                 t0 = time.perf_counter()
+                marks = {"start": time.monotonic()}
                 upload_file(tab, "Qrels", ds.qrels)
                 tab.wait_for_selector(f"text={ds.qrels.name}: read as trec qrels")
                 wait_idle(tab, timeout=600)
+                marks["run upload"] = time.monotonic()
                 upload_file(tab, "Runs", ds.run)
                 tab.wait_for_selector(f"text={ds.run.name}: read as trec run", timeout=1_800_000)
                 wait_idle(tab, timeout=1800)
@@ -198,11 +202,18 @@ def main(argv: list[str] | None = None) -> int:
                 figures["upload_tree_peak"], figures["upload_server_peak"] = sampler.peak_tree, sampler.peak
                 figures["upload_peak_parts"] = dict(sampler.peak_parts)
                 figures["after_read"] = rss_mib(server.pid)
+                marks["run read"] = time.monotonic()
                 tab.locator('[data-testid="stSidebarNav"] a', has_text="Overview").click()
                 wait_idle(tab, timeout=1800)
                 wait_charts(tab, 1, timeout=1800)
                 wait_tables(tab, timeout=1800)
                 figures["upload_s"] = time.perf_counter() - t0
+                marks["overview drawn"] = time.monotonic()
+                if os.environ.get("DASHBOARD_MEMORY_TIMELINE"):
+                    import json
+
+                    Path(os.environ["DASHBOARD_MEMORY_TIMELINE"]).write_text(json.dumps(
+                        {"marks": marks, "timeline": sampler.timeline}))
                 time.sleep(2)
                 figures["settled"] = rss_mib(server.pid)
                 figures["peak"] = sampler.peak
