@@ -157,6 +157,21 @@ def test_every_pair_of_three_systems(cranfield):
     # The verdict and the marks are about the baseline; the other pairs are in the rows.
     assert texts(at.markdown)[0] == f"**{expected.verdict()}**"
     pd.testing.assert_frame_equal(at.dataframe[0].value, display.systems_by_metrics(expected))
+    # Every pair also gets a systems x systems heat-map of the differences in mean (row - column),
+    # before the per-query heat-map against the baseline.
+    import json
+
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    pair_map = next(c for c in charts if "every pair" in c["layout"]["title"]["text"])["data"][0]
+    means = expected.system_means["ndcg@10"]
+    assert pair_map["x"] == pair_map["y"] == ["BM25", "BM25L", "mixed"]
+    for i, row in enumerate(pair_map["y"]):
+        for j, col in enumerate(pair_map["x"]):
+            cell = pair_map["z"][i][j]
+            if i == j:
+                assert cell is None
+            else:
+                assert cell == pytest.approx(means[row] - means[col], abs=1e-12)
 
 
 def test_records_with_human_labels_get_the_prediction_powered_difference():
@@ -245,9 +260,11 @@ def test_how_many_queries_from_the_observed_differences(cranfield):
     power = TTestPower()
     assert power.power(0.02 / sd, needed, 0.05) >= 0.8 > power.power(0.02 / sd, needed - 1, 0.05)
     assert int(plan.loc["paired t-test", "queries now"]) == len(d)
-    assert plan.loc["paired t-test", "detectable now"] == pytest.approx(
-        sample_size.detectable_difference(sd, len(d)), rel=1e-9)
-    assert power.power(plan.loc["paired t-test", "detectable now"] / sd, len(d), 0.05) == pytest.approx(0.8, abs=1e-6)
+    detectable = sample_size.detectable_difference(sd, len(d))
+    assert plan.loc["paired t-test", "detectable now"] == f"{detectable:.4f}"
+    assert power.power(detectable / sd, len(d), 0.05) == pytest.approx(0.8, abs=1e-6)
+    # The randomisation test's detectable difference is not computed: the cell says so ("None" before).
+    assert plan.loc["randomisation (sign flips)", "detectable now"] == "t-test only"
     randomised = int(plan.loc["randomisation (sign flips)", "queries for power 0.8"])
     assert abs(randomised - needed) <= max(3, 0.1 * needed)  # the two tests agree closely on sums of many differences
     caption = " ".join(texts(at.caption))
