@@ -15,6 +15,8 @@ from ..errors import EvalSuiteError
 
 __all__ = ["Provenance", "JudgeStats", "JudgedRecords", "PROVENANCE_COLUMN", "endpoint_host", "write_columns"]
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(..., ensure_ascii=False), made once
+
 #: The extra column holding, per record, the JSON list of :class:`Provenance` of its judgements.
 PROVENANCE_COLUMN = "judge_provenance"
 
@@ -161,6 +163,15 @@ class JudgeStats:
             for name, value in counts.items():
                 setattr(self, name, getattr(self, name) + value)
 
+    def answered(self, ok: bool, hit: bool = False, shared: bool = False) -> None:
+        """Count one answered request (``add(judgements=1, ok=ok, cache_hits=hit, shared=shared)``
+        without its keyword loop: a replay of 100,000 cached judgements counts 100,000)."""
+        with self._lock:
+            self.judgements += 1
+            self.ok += ok
+            self.cache_hits += hit
+            self.shared += shared
+
     def add_missing(self, reason: str, n: int = 1) -> None:
         with self._lock:
             self.missing[reason] = self.missing.get(reason, 0) + n
@@ -234,7 +245,7 @@ def write_columns(records, columns: dict[str, list], provenance: list[list[Prove
             # A rerun replaces the entries of the columns it wrote; other judges' entries stay.
             written = set(columns) | {p.column for p in new}
             kept = [entry for entry in old if not (isinstance(entry, dict) and entry.get("column") in written)]
-            texts.append(json.dumps(kept + [p.as_dict() for p in new], ensure_ascii=False))
+            texts.append(_ENCODE(kept + [p.as_dict() for p in new]))
         array = pa.array(texts, pa.string())
         if PROVENANCE_COLUMN in table.column_names:
             table = table.set_column(table.column_names.index(PROVENANCE_COLUMN), PROVENANCE_COLUMN, array)

@@ -264,14 +264,16 @@ class ScopedCache:
         self.base = base
         self.scope = scope
         self.path = base.path
-        # canonical_json([*scope, key]) is this prefix, the key as JSON, and "]": made once, not per lookup.
-        self._prefix = canonical_json(list(scope))[:-1] + "," if scope else None
+        # canonical_json([*scope, key]) is this prefix, the key as JSON, and "]": the prefix is
+        # hashed once, and each lookup goes on from a copy of that hash's state.
+        self._prefix = hashlib.sha256((canonical_json(list(scope))[:-1] + ",").encode("utf-8")) if scope else None
 
     def scope_key(self, key: str) -> str:
         if self._prefix is None:
             return key
-        text = self._prefix + json.dumps(key, ensure_ascii=False) + "]"
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        digest = self._prefix.copy()
+        digest.update((_ENCODE(key) + "]").encode("utf-8"))
+        return digest.hexdigest()
 
     def scoped(self, *parts: str) -> "ScopedCache":
         return ScopedCache(self.base, (*self.scope, *(str(p) for p in parts)))

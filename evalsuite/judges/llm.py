@@ -36,7 +36,7 @@ import pyarrow as pa
 from ..errors import EvalSuiteError
 from ..metrics.registry import judge_columns
 from ._base import JudgedRecords, JudgeStats, Provenance, endpoint_host, write_columns
-from ._cache import JudgeCache, ScopedCache, canonical_json
+from ._cache import _ENCODE, JudgeCache, ScopedCache, canonical_json
 from .estimate import Estimate, estimate
 from .prompts import PROMPTS, Prompt
 from .replies import extract_json
@@ -51,7 +51,7 @@ LLM_COLUMNS = judge_columns("llm")
 #: Output modes, tried in this order.
 MODES = ("json_schema", "json_object", "text")
 
-_PLACEHOLDER = "\u0000messages\u0000"  # stands for the messages in a request template
+_PLACEHOLDER = "\u0000user\u0000"  # stands for the user message in a request template
 
 
 class LLMJudge:
@@ -208,13 +208,16 @@ class LLMJudge:
             request["seed"] = self.seed
         return request
 
-    def _key(self, prompt: Prompt, messages_json: str, mode: str) -> str:
-        """request_hash(self._request(prompt, messages, mode)), from a template made once per prompt and mode."""
+    def _key(self, prompt: Prompt, user: str, mode: str) -> str:
+        """``request_hash(self._request(prompt, prompt.messages(...), mode))`` from the user message
+        alone (``user``, the prompt's template filled in): the rest of the request's canonical
+        JSON is a template made once per prompt and mode, so a cache hit builds no request."""
         template = self._templates.get((prompt.name, mode, prompt.system))
         if template is None:
-            text = canonical_json(self._request(prompt, _PLACEHOLDER, mode))
+            messages = [{"role": "system", "content": prompt.system}, {"role": "user", "content": _PLACEHOLDER}]
+            text = canonical_json(self._request(prompt, messages, mode))
             template = self._templates[(prompt.name, mode, prompt.system)] = text.split(canonical_json(_PLACEHOLDER), 1)
-        return hashlib.sha256((template[0] + messages_json + template[1]).encode("utf-8")).hexdigest()
+        return hashlib.sha256((template[0] + _ENCODE(user) + template[1]).encode("utf-8")).hexdigest()
 
     def _version(self, prompt: Prompt) -> str:
         return self._versions.get(prompt.system + prompt.user) or self._versions.setdefault(
