@@ -26,6 +26,7 @@ import pyarrow as pa
 from ..errors import EvalSuiteError
 from ._base import JudgedRecords, JudgeStats, Provenance, endpoint_host, write_columns
 from ._cache import JudgeCache, ScopedCache, request_hash
+from .run_control import deferred_interrupt
 
 __all__ = ["MiniLMEmbedder", "EndpointEmbedder", "EmbeddingJudge", "MINILM_ID", "cosine_similarity", "cores"]
 
@@ -470,7 +471,10 @@ class EmbeddingJudge:
                                            latency_ms=round(elapsed, 3)))
             done = int(both.sum())
             self.stats.add(judgements=done, ok=done)
-        judged = write_columns(records, {"answer_similarity": values}, provs, {"answer_similarity": pa.float64()})
+        with deferred_interrupt() as caught:  # Ctrl-C now: what was embedded is still written
+            judged = write_columns(records, {"answer_similarity": values}, provs, {"answer_similarity": pa.float64()})
+        if caught:
+            self.stats.stopped = "interrupted"
         return JudgedRecords(judged, self.stats, done + self.stats.rule_decided)
 
 

@@ -40,7 +40,7 @@ from ._cache import _ENCODE, JudgeCache, ScopedCache, canonical_json
 from .estimate import Estimate, estimate
 from .prompts import PROMPTS, Prompt
 from .replies import extract_json
-from .run_control import DEFAULT_BREAKER, RunControl
+from .run_control import DEFAULT_BREAKER, RunControl, default_silence, deferred_interrupt, silent_endpoint_bound
 from .scheduler import GRACE_SECONDS, Ask, RequestLoop
 from .transport import CONNECT_TIMEOUT, ChatEndpoint, api_key_from_environment
 
@@ -187,9 +187,15 @@ class LLMJudge:
         self._versions: dict[str, str] = {}
         self._templates: dict = {}
         self.control = RunControl(self.endpoint_host, deadline=deadline, breaker=breaker,
-                                  silence=1.5 * self.timeout if silence is None else float(silence))
+                                  silence=default_silence(self.timeout) if silence is None else float(silence))
         self.grace = GRACE_SECONDS
         self.stats = JudgeStats()
+
+    def silent_endpoint_bound(self) -> float | None:
+        """The most seconds a run of this judge waits on an endpoint that never answers before it
+        stops (:func:`~evalsuite.judges.run_control.silent_endpoint_bound`: its no-reply window,
+        one check and the grace), e.g. 46.7 with the defaults; None when the window is off."""
+        return silent_endpoint_bound(self.control.silence, self.grace)
 
     def __repr__(self) -> str:  # never shows the key
         return f"LLMJudge(model={self.model!r}, endpoint={self.endpoint_host!r}, concurrency={self.concurrency})"
@@ -391,7 +397,11 @@ class LLMJudge:
         rows = _rows(records)
         self.cache.preload()  # a rerun replays from memory
         results = self.run_flows(rows, self._flow, progress=progress)
-        return self._write(records, results)
+        with deferred_interrupt() as caught:  # Ctrl-C now: the judged records are still assembled
+            judged = self._write(records, results)
+        if caught:
+            self.stop()
+        return judged
 
     def _write(self, records, results) -> JudgedRecords:
         from ..records.schema import ARROW_TYPES as _ARROW_TYPES, FIELDS

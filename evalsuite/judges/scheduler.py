@@ -35,14 +35,12 @@ from typing import Any, Callable
 from ..errors import EvalSuiteError
 from ._base import Provenance
 from .replies import reply_value
-from .run_control import STOP_REASONS
+from .run_control import CHECK_SECONDS, GRACE_SECONDS, STOP_REASONS
 from .transport import Failure, ModeRejected, backoff_wait
 
 __all__ = ["Ask", "RequestLoop", "GRACE_SECONDS"]
 
-#: Seconds calls in flight get to finish after a stop (Ctrl-C, Cancel, deadline, breaker).
-GRACE_SECONDS = 1.5
-_SLICE = 0.2          # seconds between checks while waiting for replies
+_SLICE = CHECK_SECONDS  # seconds between checks while waiting for replies
 _HEARTBEAT = 0.5      # seconds between progress reports while waiting
 _STOPPED = tuple(f"missing: {reason}" for reason in STOP_REASONS)
 
