@@ -187,8 +187,9 @@ class _Progress:
 
 
 def summary(name: str, result, n_records: int, host: str | None) -> list[str]:
-    """The lines that end a run: records judged, requests that reached the endpoint and those that
-    could not connect, missing judgements and failed attempts by cause, tokens and cost."""
+    """The lines that end a run: records judged (those whose every judgement is missing apart),
+    requests that reached the endpoint and those that could not connect, missing judgements and
+    failed attempts by cause, tokens and cost."""
     from ..judges.outcome import describe
 
     stats = result.stats
@@ -196,7 +197,10 @@ def summary(name: str, result, n_records: int, host: str | None) -> list[str]:
     unreached = (f" ({stats.unreached:,} more could not connect)" if stats.unreached else "")
     shared = f", {stats.shared:,} by an identical request in flight" if stats.shared else ""
     missing = sum(stats.missing.values())
-    return [f"evalsuite {name}: {result.done:,} of {n_records:,} records judged; {stats.judgements:,} judgements "
+    empty = getattr(result, "all_missing", 0)
+    judged = f"{result.done - empty:,} of {n_records:,} records judged" + (
+        f", {empty:,} with every judgement missing" if empty else "")
+    return [f"evalsuite {name}: {judged}; {stats.judgements:,} judgements "
             f"({stats.cache_hits - stats.shared:,} from the cache{shared}); {stats.rule_decided:,} decided by rule",
             f"evalsuite {name}: {stats.calls:,} requests sent{where}{unreached}, {stats.retries:,} retries; "
             f"failed attempts: {describe(stats.failures)}",

@@ -13,7 +13,8 @@ import pyarrow as pa
 
 from ..errors import EvalSuiteError
 
-__all__ = ["Provenance", "JudgeStats", "JudgedRecords", "PROVENANCE_COLUMN", "endpoint_host", "write_columns"]
+__all__ = ["Provenance", "JudgeStats", "JudgedRecords", "PROVENANCE_COLUMN", "endpoint_host", "write_columns",
+           "row_outcome", "combine_rows"]
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(..., ensure_ascii=False), made once
 
@@ -210,11 +211,62 @@ class JudgedRecords:
         Calls, cache hits, retries, missing judgements by reason, tokens, cost, early stop.
     done : int
         Records fully judged (the others keep null judgement columns: a rerun resumes them).
+    rows : list or None
+        Per record, :func:`row_outcome` of this run (None: not finished); None when the judge
+        does not say.
     """
 
     records: Any
     stats: JudgeStats
     done: int
+    rows: list | None = None
+
+    @property
+    def all_missing(self) -> int:
+        """Records finished whose every judgement asked is missing (:func:`row_outcome`
+        ``missing``): counted in ``done``, but judged in name only; a summary counts them apart."""
+        return 0 if self.rows is None else sum(1 for outcome in self.rows if outcome == "missing")
+
+
+def row_outcome(provenance: list) -> str:
+    """What a run did with one record, from the :class:`Provenance` of its judgements:
+    ``answered`` (a judgement answered, or decided by rule), ``missing`` (every judgement asked
+    is missing) or ``nothing`` (nothing to judge: the fields are absent).
+
+    Examples
+    --------
+    >>> row_outcome([Provenance("c", "llm", status="missing: timeout"), Provenance("c", "rule", status="rule: x")])
+    'answered'
+    >>> row_outcome([Provenance("c", "llm", status="missing: HTTP 400")]), row_outcome([])
+    ('missing', 'nothing')
+    """
+    if not provenance:
+        return "nothing"
+    return "missing" if all(p.status.startswith("missing") for p in provenance) else "answered"
+
+
+def combine_rows(*runs: list | None) -> list | None:
+    """Per record, the outcome of several runs over the same records (phases, judges): None when
+    a run did not finish it, else ``answered`` if any run answered, ``missing`` if any run asked
+    and none answered, else ``nothing``. Runs that give no outcomes (None) are left out.
+
+    Examples
+    --------
+    >>> combine_rows(["missing", "nothing", "missing"], ["answered", "nothing", None])
+    ['answered', 'nothing', None]
+    """
+    given = [run for run in runs if run is not None]
+    if not given:
+        return None
+    out = []
+    for outcomes in zip(*given):
+        if None in outcomes:
+            out.append(None)
+        elif "answered" in outcomes:
+            out.append("answered")
+        else:
+            out.append("missing" if "missing" in outcomes else "nothing")
+    return out
 
 
 def write_columns(records, columns: dict[str, list], provenance: list[list[Provenance]] | None,

@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import EvalSuiteError
-from ._base import JudgedRecords, JudgeStats, Provenance, endpoint_host, write_columns
+from ._base import JudgedRecords, JudgeStats, Provenance, endpoint_host, row_outcome, write_columns
 from ._cache import JudgeCache, ScopedCache, request_hash
 from .run_control import deferred_interrupt
 
@@ -475,7 +475,9 @@ class EmbeddingJudge:
             judged = write_columns(records, {"answer_similarity": values}, provs, {"answer_similarity": pa.float64()})
         if caught:
             self.stats.stopped = "interrupted"
-        return JudgedRecords(judged, self.stats, done + self.stats.rule_decided)
+        unfinished = set(self.unfinished) if todo else set()
+        rows = [None if i in unfinished else row_outcome(p) for i, p in enumerate(provs)]
+        return JudgedRecords(judged, self.stats, done + self.stats.rule_decided, rows)
 
 
 def _pairs(records) -> list[tuple]:

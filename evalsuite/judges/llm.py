@@ -35,7 +35,7 @@ import pyarrow as pa
 
 from ..errors import EvalSuiteError
 from ..metrics.registry import judge_columns
-from ._base import JudgedRecords, JudgeStats, Provenance, endpoint_host, write_columns
+from ._base import JudgedRecords, JudgeStats, Provenance, endpoint_host, row_outcome, write_columns
 from ._cache import _ENCODE, JudgeCache, ScopedCache, canonical_json
 from .estimate import Estimate, estimate
 from .prompts import PROMPTS, Prompt
@@ -414,7 +414,7 @@ class LLMJudge:
         types = {name: (_ARROW_TYPES[FIELDS[name]] if name in FIELDS else pa.list_(pa.string())) for name in names}
         provenance = [[] if r is None else r[1] for r in results]
         judged = write_columns(records, columns, provenance, types)
-        return JudgedRecords(judged, self.stats, sum(r is not None for r in results))
+        return JudgedRecords(judged, self.stats, sum(r is not None for r in results), _outcomes(results))
 
     def _output_columns(self):
         wanted = set(self.judgements)
@@ -423,6 +423,11 @@ class LLMJudge:
         if wanted & {"reference_claims_supported", "reference_claims_in_answer"}:
             yield "reference_claims"
         yield from (c for c in LLM_COLUMNS if c in wanted)
+
+
+def _outcomes(results: list) -> list:
+    """:func:`~evalsuite.judges._base.row_outcome` per record of a run's results (None: not finished)."""
+    return [None if r is None else row_outcome(r[1]) for r in results]
 
 
 def _rows(records) -> list[dict]:

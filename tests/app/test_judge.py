@@ -304,3 +304,29 @@ def test_some_missing_judgements_keep_the_others_all_missing_fails(monkeypatch, 
     else:
         assert job.stats["ok"] == 0, job.stats
         assert job.status == "error" and "nothing joined the session" in job.message, job.message
+
+
+def test_a_record_whose_every_judgement_is_missing_is_counted_apart(monkeypatch):
+    # r2's requests get replies that are not JSON (its claims are lost, so no verdict is asked):
+    # judged in name only; the message counts it apart from the four judged.
+    from judge_server import scripted_reply
+
+    def reply(body):
+        return "this is not JSON" if "Hamlet" in body["messages"][1]["content"] else scripted_reply(body)
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("EVALSUITE_JUDGE_TYPED_ENDPOINTS", "true")
+    monkeypatch.setenv("EVALSUITE_JUDGE_ALLOW_PRIVATE_ENDPOINTS", "true")
+    with JudgeServer(reply=reply) as srv:
+        at = open_page("judge", pending=[("records", "answers.jsonl", RECORDS)], clear=True)
+        at.text_input(key="judge_base_url").input(srv.base_url)
+        at.text_input(key="judge_model").input("test-judge")
+        at.multiselect(key="judge_metrics").set_value(["faithfulness"]).run()
+        at.button(key="judge_start").click().run()
+        _wait(at, lambda j: not j.running)
+        job = at.session_state["judge_job"]
+    assert job.status == "done", job.message
+    assert job.message.startswith("4 of 5 records judged, 1 with every judgement missing:"), job.message
+    at.run()
+    assert any("1 with every judgement missing" in t for t in texts(at.success) + texts(at.info) + texts(at.warning)), (
+        texts(at.success), texts(at.info), texts(at.warning))

@@ -251,3 +251,17 @@ def test_ctrl_c_while_reading_estimating_or_writing_exits_130_within_2_s(strippe
             assert main(args) == 0  # nothing was written, so no --force
         assert len(server.hashes) == len(set(server.hashes))  # no answered call was sent again
         assert server.unrecorded == []
+
+
+def test_a_record_whose_every_judgement_is_missing_is_counted_apart(stripped, tmp_path, capsys):
+    # One at a time, earliest record first: the first request (the first record's claims) gets a
+    # malformed reply, so that record has no claims and no verdict: every judgement missing.
+    with JudgeServer() as server:
+        server.inject("answer_claims", ["malformed"])
+        code, err = run([stripped, "--judge", "llm", "--model", MODEL, "--base-url", server.base_url, "--concurrency",
+                         "1", "--judgements", "answer_claims_supported", "--max-missing", "0.5",
+                         "--cache", tmp_path / "c.sqlite3", "-o", tmp_path / "o.parquet"], capsys)
+    assert code == 0, err
+    assert "evalsuite judge: 5 of 6 records judged, 1 with every judgement missing;" in err
+    judged = es.read_records(tmp_path / "o.parquet").table
+    assert judged.column("answer_claims_supported").to_pylist()[0] is None
