@@ -446,6 +446,10 @@ class LexicalJudge:
                    if "answer_similarity" in records.table.column_names else [None] * len(pairs))
             columns["answer_similarity"] = [old[i] if v is None else v for i, v in enumerate(columns[self.similarity])]
             types["answer_similarity"] = pa.float64()
+            for i, value in enumerate(columns[self.similarity]):
+                if value is not None:  # the similarity's own entry: which score fills it, by which library
+                    provenance[i].append(Provenance(column="answer_similarity", judge="lexical",
+                                                    model=f"{self.similarity}, {versions[self.similarity]}"))
         with deferred_interrupt() as caught:
             judged = write_columns(records, columns, provenance, types)
         if caught:

@@ -29,6 +29,7 @@ from ..metrics.operational import (
 from ..metrics.registry import DEFAULTS, GIVEN_NAMES, LOWER_IS_BETTER, METRICS
 from ..score import Score
 from .attribution import attribute_failures
+from .judged_by import filled_by
 from .schema import _LATENCY_FIELD
 from .table import Records
 
@@ -258,7 +259,7 @@ def _choose_sources(table: pa.Table, out: dict, warnings: list, given: list, sou
                 continue
             if has_value[rows].any():
                 merged[rows] = values[rows]
-                sources[system][metric] = "given in the file"
+                sources[system][metric] = filled_by(table, metric, rows[has_value[rows]]) or "given in the file"
                 used = True
         out[metric] = merged
         if used:
@@ -499,9 +500,9 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
             "metric": m, "system": system, "compat": compat,
             "source": _source_of(sources, system, m),
             **({"inputs": sources[system]["inputs:" + m]} if "inputs:" + m in sources.get(system, {}) else {}),
-            "convention": "value given in the file (e.g. a RAGAS export), averaged where defined"
+            "convention": "value given in the file (e.g. a RAGAS export, or a judge's column), averaged where defined"
             + ("; lower is better" if m in LOWER_IS_BETTER else "")
-            if _source_of(sources, system, m) == "given in the file"
+            if _source_of(sources, system, m).startswith(("given in the file", "filled by"))
             else _convention(m, k)}, query_ids=ids) for m in metrics}
         if "success" in values:
             outcome = values["success"][rows]

@@ -225,6 +225,16 @@ def test_offline_judges_run_without_an_endpoint_and_show_what_changed(monkeypatc
     assert 0 <= changes["bleu"]["after"] <= 100 and changes["exact_match"]["records with a value after"] >= 1
     shown = next(d.value for d in at.dataframe if "judged by" in d.value.columns)
     assert list(shown["metric"]) == ["answer_similarity", "bleu", "exact_match"]
+    # On RAG quality, the values the judges filled are labelled by the judge that filled them (from
+    # the records' judge_provenance), not as values the file gave.
+    at.switch_page("pages/rag_quality.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    sources = next(d.value for d in at.dataframe if "source" not in d.value.columns
+                   and d.value.astype(str).apply(lambda c: c.str.startswith("filled by")).any().any())
+    embedding = "filled by the embedding judge (sentence-transformers/all-MiniLM-L6-v2@onnx-int8)"
+    assert set(sources["answer_similarity"]) == {embedding}, sources
+    assert set(sources["exact_match"]) == {"filled by the lexical judge (SQuAD v1.1 script)"}, sources
+    assert not (sources.astype(str) == "given in the file").any().any()
 
 
 def test_a_dead_endpoint_ends_the_run_with_the_breakers_reason(monkeypatch):
