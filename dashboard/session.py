@@ -264,7 +264,7 @@ def process_pending() -> list[tuple[str, str]]:
     with st.status(f"Reading {len(pending)} file(s)", expanded=False) as status:
         for kind, name, data in pending:
             # The label renders markdown: the file name is escaped.
-            status.update(label=f"Reading {plain(name)} ({len(data) / 1e6:.1f} MB) as {kind}")
+            status.update(label=f"Reading {plain(name)} ({len(data) / (1 << 20):.1f} MiB) as {kind}")
             try:
                 from . import hosting
 

@@ -126,6 +126,9 @@ def _many_systems(report) -> None:
                   "system)." if every_pair else "Every comparison is below, one row per metric and system."))
     _report_table(report, tuple(report.systems))
     metric = ui.pick("Heat-map metric", report.metrics, key="compare_heat_metric")
+    if every_pair:
+        pair_diff, pair_significant = display.pairwise_differences(report, metric)
+        ui.chart(display.pairwise_heatmap(pair_diff, pair_significant, metric), key="compare_pair_heatmap")
     diff = display.differences_from_baseline(report, metric)
     ui.chart(display.difference_heatmap(diff, metric, report.params["baseline"]), key="compare_heatmap")
     ui.download_csv(diff.reset_index(), f"per_query_diff_{metric}.csv", key="compare_heat_csv")

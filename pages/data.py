@@ -25,7 +25,8 @@ _UPLOADERS = (
 def _upload_limits() -> str:
     """The upload limit and what Save and share keeps, in one sentence (they differ on purpose:
     a file too large to save can still be analysed in this session)."""
-    text = f"Files of up to {st.get_option('server.maxUploadSize'):,} MB can be uploaded and analysed here"
+    # Streamlit's server.maxUploadSize is in units of 2**20 bytes (its upload route multiplies by 1024 * 1024).
+    text = f"Files of up to {st.get_option('server.maxUploadSize'):,} MiB can be uploaded and analysed here"
     store, _ = workspace_store.get_store()
     if store is None:
         return text + "."

@@ -23,7 +23,7 @@ _TABLES = [*_RANKING_TABLES, *_COMPARISON_TABLES, *_RECORDS_TABLES, *_LATENCY_TA
 
 _FIGURES = ("STAGE_COLORS", "metric_bars", "per_query_bars", "latency_histogram", "latency_ecdf", "failure_pie",
             "failure_bars", "difference_bars", "system_scatter", "quality_latency_scatter", "rate_by_latency",
-            "value_range", "rag_metric_bars", "failure_mix_bars", "pr_curve", "difference_heatmap")
+            "value_range", "rag_metric_bars", "failure_mix_bars", "pr_curve", "difference_heatmap", "pairwise_heatmap")
 
 # Figures for many systems (small multiples, the Pareto chart) live in their own module.
 _LATENCY_FIGURES = ("latency_histogram_grid", "latency_ecdf_grid", "quality_latency_pareto", "legend_below")

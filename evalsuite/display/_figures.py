@@ -38,6 +38,7 @@ __all__ = [
 
 
     "difference_heatmap",
+    "pairwise_heatmap",
 ]
 
 # One colour per failure stage, fixed so a stage looks the same in every chart.
@@ -293,3 +294,28 @@ def difference_heatmap(diff: pd.DataFrame, metric: str, baseline: str) -> go.Fig
     fig.update_xaxes(title="system", type="category", side="top")
     return _layout(fig, f"{metric}: per-query difference from {baseline}",
                    height=min(900, max(380, 16 * len(ids) + 140)))
+
+
+def pairwise_heatmap(diff: pd.DataFrame, significant: pd.DataFrame, metric: str) -> go.Figure:
+    """Heat-map of every pair's difference in mean: row system minus column system.
+
+    ``diff`` and ``significant`` are :func:`evalsuite.display.pairwise_differences`. Each cell is
+    written with its value and ``*`` when the pair's difference is significant after correction;
+    blue is the row above the column, red below, white equal (a symmetric scale around 0).
+    """
+    systems = [_text(c) for c in diff.columns]
+    z = diff.to_numpy(dtype=np.float64)
+    marks = significant.to_numpy(dtype=bool)
+    text = [["" if not np.isfinite(v) else f"{v + 0.0:+.4f}" + ("*" if m else "") for v, m in zip(row, mrow)]
+            for row, mrow in zip(z, marks)]
+    finite = np.abs(z[np.isfinite(z)])
+    bound = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+    # A small matrix: plain lists (None where not compared) keep the figure's JSON readable.
+    cells = [[float(v) if np.isfinite(v) else None for v in row] for row in z]
+    fig = go.Figure(go.Heatmap(z=cells, x=systems, y=systems, text=text, texttemplate="%{text}", colorscale="RdBu",
+                               zmid=0.0, zmin=-bound, zmax=bound, colorbar=dict(title=dict(text="row - column")),
+                               hoverongaps=False, hovertemplate="%{y} - %{x}: %{z:+.4f}<extra></extra>"))
+    fig.update_yaxes(title="system (row)", type="category", autorange="reversed")
+    fig.update_xaxes(title="minus system (column)", type="category", side="top")
+    return _layout(fig, f"{metric}: difference in mean, every pair (* significant after correction)",
+                   height=min(900, max(380, 40 * len(systems) + 160)))

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ..errors import EvalSuiteError
 
-__all__ = ["comparison_rows", "systems_by_metrics", "differences_from_baseline"]
+__all__ = ["comparison_rows", "systems_by_metrics", "differences_from_baseline", "pairwise_differences"]
 
 
 def comparison_rows(report) -> pd.DataFrame:
@@ -151,3 +151,60 @@ def differences_from_baseline(report, metric: str) -> pd.DataFrame:
     order = pd.DataFrame({"mean": diff.mean(axis=1, skipna=True), "id": diff.index})
     order = order.sort_values(["mean", "id"], kind="stable", na_position="last")
     return diff.loc[order["id"]]
+
+
+def pairwise_differences(report, metric: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Systems x systems: the difference in mean ``metric`` of each pair compared, row minus column.
+
+    Made for a comparison of every pair (``pairs="all"``); with a baseline only, the cells of the
+    pairs not compared are NaN. The cell (row ``s``, column ``t``) is ``mean(s) - mean(t)`` over
+    the queries the pair shares (the report's ``diff`` of the pair, negated when the report
+    compared ``t`` against ``s``), so the matrix is antisymmetric; the diagonal is NaN.
+
+    Parameters
+    ----------
+    report : ComparisonReport
+    metric : str
+        One of ``report.metrics``.
+
+    Returns
+    -------
+    (pandas.DataFrame, pandas.DataFrame)
+        The differences (float) and whether each pair's difference is significant after the
+        report's correction (bool; False where not compared). Both have index and columns
+        ``report.systems`` in report order.
+
+    Raises
+    ------
+    EvalSuiteError
+        ``metric`` is not in the report.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalsuite import compare_per_query
+    >>> ids = [f"q{i}" for i in range(6)]
+    >>> runs = {"a": pd.DataFrame({"mrr": [0.5] * 6}, index=ids),
+    ...         "b": pd.DataFrame({"mrr": [1.0] * 6}, index=ids),
+    ...         "c": pd.DataFrame({"mrr": [0.5, 1.0] * 3}, index=ids)}
+    >>> diff, significant = pairwise_differences(compare_per_query(runs, pairs="all", test="t-test"), "mrr")
+    >>> diff
+          a     b     c
+    a   NaN -0.50 -0.25
+    b  0.50   NaN  0.25
+    c  0.25 -0.25   NaN
+    >>> bool(significant.loc["b", "a"])
+    True
+    """
+    if metric not in report.per_query:
+        raise EvalSuiteError(f"metric {metric!r} is not in the comparison", field="metric", value=metric)
+    systems = [str(s) for s in report.systems]
+    diff = pd.DataFrame(np.nan, index=systems, columns=systems)
+    significant = pd.DataFrame(False, index=systems, columns=systems)
+    t = report.table
+    for r in t[t["metric"] == metric].itertuples(index=False):
+        first, second = str(r.baseline), str(r.system)
+        diff.loc[second, first] = float(r.diff)
+        diff.loc[first, second] = -float(r.diff)
+        significant.loc[second, first] = significant.loc[first, second] = bool(r.significant)
+    return diff, significant

@@ -157,6 +157,21 @@ def test_every_pair_of_three_systems(cranfield):
     # The verdict and the marks are about the baseline; the other pairs are in the rows.
     assert texts(at.markdown)[0] == f"**{expected.verdict()}**"
     pd.testing.assert_frame_equal(at.dataframe[0].value, display.systems_by_metrics(expected))
+    # Every pair also gets a systems x systems heat-map of the differences in mean (row - column),
+    # before the per-query heat-map against the baseline.
+    import json
+
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    pair_map = next(c for c in charts if "every pair" in c["layout"]["title"]["text"])["data"][0]
+    means = expected.system_means["ndcg@10"]
+    assert pair_map["x"] == pair_map["y"] == ["BM25", "BM25L", "mixed"]
+    for i, row in enumerate(pair_map["y"]):
+        for j, col in enumerate(pair_map["x"]):
+            cell = pair_map["z"][i][j]
+            if i == j:
+                assert cell is None
+            else:
+                assert cell == pytest.approx(means[row] - means[col], abs=1e-12)
 
 
 def test_records_with_human_labels_get_the_prediction_powered_difference():

@@ -59,5 +59,5 @@ def test_upload_boxes_say_both_the_upload_limit_and_what_save_and_share_keeps():
 
     at = open_page("data")
     caption = next(c.value for c in at.caption if "can be uploaded" in c.value)
-    assert f"{st.get_option('server.maxUploadSize'):,} MB can be uploaded" in caption
+    assert f"{st.get_option('server.maxUploadSize'):,} MiB can be uploaded" in caption
     assert "Save and share keeps files of up to 300 MiB each" in caption  # LOCAL_MAX_DATASET_MB

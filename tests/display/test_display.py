@@ -446,3 +446,23 @@ def test_numeric_query_ids_sort_numerically_in_per_query_tables():
     assert diff["query_id"].tolist() == ["10", "1", "2", "100"]
     assert display.per_query_table(es.evaluate({"q10": {"a": 1}, "q2": {"a": 1}}, {"q2": {"a": 1.0}}, ["P_1"]))[
         "query_id"].tolist() == ["q10", "q2"]  # not all numbers: byte order
+
+
+def test_pairwise_differences_are_the_reports_pairs_both_ways():
+    rng = np.random.default_rng(3)
+    ids = [f"q{i}" for i in range(30)]
+    runs = {name: pd.DataFrame({"mrr": rng.random(30) + shift}, index=ids)
+            for name, shift in (("a", 0.0), ("b", 0.3), ("c", 0.05))}
+    report = es.compare_per_query(runs, pairs="all", test="t-test")
+    diff, significant = display.pairwise_differences(report, "mrr")
+    means = {name: float(frame["mrr"].mean()) for name, frame in runs.items()}
+    for row in "abc":
+        assert math.isnan(diff.loc[row, row]) and not significant.loc[row, row]
+        for col in set("abc") - {row}:
+            assert diff.loc[row, col] == pytest.approx(means[row] - means[col], abs=1e-12)
+    table = report.table.set_index(["baseline", "system"])
+    for (first, second), r in table.iterrows():
+        assert significant.loc[first, second] == significant.loc[second, first] == bool(r["significant"])
+    assert significant.loc["b", "a"] and not significant.loc["c", "a"]  # 0.3 apart vs 0.05 apart, 30 queries
+    with pytest.raises(es.EvalSuiteError):
+        display.pairwise_differences(report, "ndcg@10")

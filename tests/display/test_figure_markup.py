@@ -94,6 +94,9 @@ CASES = {
                                                         "precision": [1.0, 0.2, 0.9, 0.1]})), [A, B]),
     "difference_heatmap": lambda: (display.difference_heatmap(pd.DataFrame({B: [0.1, -0.2]}, index=QUERIES[:2]),
                                                               METRIC, A), [B, *QUERIES[:2], f"{METRIC}: per-query difference from {A}"]),
+    "pairwise_heatmap": lambda: (display.pairwise_heatmap(pd.DataFrame([[np.nan, 0.1], [-0.1, np.nan]], index=[A, B], columns=[A, B]),
+                                                          pd.DataFrame([[False, True], [True, False]], index=[A, B], columns=[A, B]),
+                                                          METRIC), [A, B, METRIC]),
 }
 NOT_FIGURES = {"STAGE_COLORS", "value_range"}
 
