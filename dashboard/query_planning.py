@@ -5,7 +5,6 @@ significant" can be read as "no difference" or as "too few queries"."""
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pandas as pd
@@ -43,9 +42,11 @@ def plan_table(differences, difference: float, alpha: float) -> tuple[pd.DataFra
     Returns
     -------
     (pandas.DataFrame, str)
-        Columns ``test``, ``queries for power 0.8``, ``queries now``, ``detectable now`` (the t-test's
-        minimum detectable difference with the queries at hand); the sentence says which case it is.
-        The randomisation row is empty when the t-test needs more than :data:`RANDOMISATION_CAP`.
+        Columns ``test``, ``queries for power 0.8`` (text: a whole number, "over a million", or for
+        the randomisation test "not resampled past 10,000" when the t-test needs more than
+        :data:`RANDOMISATION_CAP`), ``queries now`` (int), ``detectable now`` (text: the t-test's
+        minimum detectable difference with the queries at hand, 4 decimals; "t-test only" on the
+        randomisation row); the sentence says which case it is.
 
     Raises
     ------
@@ -66,11 +67,14 @@ def plan_table(differences, difference: float, alpha: float) -> tuple[pd.DataFra
     r_needed = (_randomisation_queries(tuple(float(x) for x in d), difference, alpha)
                 if t_needed is not None and t_needed <= RANDOMISATION_CAP else None)
     detectable = sample_size.detectable_difference(sd, n, alpha, POWER)
+    # Text cells: where a figure is not computed the table says why (a missing number shows as "None").
+    t_text = str(t_needed) if t_needed is not None else "over a million"
+    r_text = (str(r_needed) if r_needed is not None
+              else "over a million" if t_needed is None else f"not resampled past {RANDOMISATION_CAP:,}")
     table = pd.DataFrame({"test": ["paired t-test", "randomisation (sign flips)"],
-                          "queries for power 0.8": [t_needed, r_needed],
+                          "queries for power 0.8": [t_text, r_text],
                           "queries now": [n, n],
-                          "detectable now": [detectable, math.nan]})
-    table["queries for power 0.8"] = table["queries for power 0.8"].astype("Int64")
+                          "detectable now": [f"{detectable:.4f}", "t-test only"]})
     if t_needed is None:
         verdict = f"A difference of {difference:g} would need more than a million queries at this variance."
     elif t_needed <= n:
@@ -102,8 +106,7 @@ def section(differences, metric: str, alpha: float) -> None:
     except EvalSuiteError as exc:
         st.info(f"No plan: {ui.plain(exc)}")
         return
-    st.dataframe(table, hide_index=True, width="stretch", key="compare_plan_table",
-                 column_config={"detectable now": st.column_config.NumberColumn("detectable now", format="%.4f")})
+    st.dataframe(table, hide_index=True, width="stretch", key="compare_plan_table")
     st.caption(verdict + f" From the standard deviation of the {len(d)} per-query differences "
                f"({float(np.std(d, ddof=1)):.4f}); t-test: exact power under the noncentral t; randomisation: "
                "power resampled from the observed differences shifted to the target (Sakai, Topic set size design, "

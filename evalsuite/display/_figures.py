@@ -316,6 +316,6 @@ def pairwise_heatmap(diff: pd.DataFrame, significant: pd.DataFrame, metric: str)
                                zmid=0.0, zmin=-bound, zmax=bound, colorbar=dict(title=dict(text="row - column")),
                                hoverongaps=False, hovertemplate="%{y} - %{x}: %{z:+.4f}<extra></extra>"))
     fig.update_yaxes(title="system (row)", type="category", autorange="reversed")
-    fig.update_xaxes(title="minus system (column)", type="category", side="top")
-    return _layout(fig, f"{metric}: difference in mean, every pair (* significant after correction)",
+    fig.update_xaxes(type="category", side="top")  # what the columns are is in the title: an axis title at the top overlaps it
+    return _layout(fig, f"{metric}: difference in mean, row minus column, every pair (* significant after correction)",
                    height=min(900, max(380, 40 * len(systems) + 160)))
