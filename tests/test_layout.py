@@ -87,6 +87,7 @@ TESTED_BY = {
     "evalsuite.judges.prompts": "judges/test_llm.py",
     "evalsuite.judges.ragas": "judges/test_ragas_judge.py",
     "evalsuite.judges.ragas_needs": "judges/test_ragas_judge.py",
+    "evalsuite.judges.ragas_embeddings": "judges/test_ragas_judge.py",
     "evalsuite.metrics._rag_entries": "metrics/test_registry.py",
     "evalsuite.metrics._ranking_entries": "metrics/test_registry.py",
     "evalsuite.metrics._trec_eval_entries": "metrics/test_registry.py",

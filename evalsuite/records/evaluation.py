@@ -28,6 +28,7 @@ from ..metrics.operational import (
 from ..metrics.registry import GIVEN_NAMES, LOWER_IS_BETTER, METRICS
 from ..score import Score
 from .attribution import attribute_failures
+from .judged_by import filled_label, merge_summaries
 from .per_record import (
     conform_table, declared_scores, latency_columns, merge_surveys, per_record_metrics, survey_records,
 )
@@ -309,6 +310,19 @@ def evaluate_part(records: Records, scope, *, k: int, rel_level: float, compat: 
     return part
 
 
+def _merged_sources(parts: Sequence[RecordsPart]) -> dict:
+    """The parts' sources (the same in every part: made from the scope), with each given metric's
+    judge provenance summed over the parts and put in words (:func:`filled_label`)."""
+    sources = {system: dict(per) for system, per in parts[0].sources.items()}
+    for system, per in sources.items():
+        for key in [k for k in per if k.startswith("provenance:")]:
+            metric = key.removeprefix("provenance:")
+            merged = merge_summaries(p.sources.get(system, {}).get(key) for p in parts)
+            per[metric] = filled_label(merged) or "given in the file"
+            del per[key]
+    return sources
+
+
 def _stage_labels(counts: dict, n: int) -> pa.Array:
     """Stage labels of ``n`` requests with these counts per stage (the rest did not fail)."""
     labels = pa.array([*counts, None], pa.string())
@@ -332,7 +346,8 @@ def finish_report(parts: Sequence[RecordsPart], scope, *, warnings: list, source
             "these records hold no field any metric can use (judgement lists, success, failure_stage, latency_ms, "
             f"latency_<stage>_ms, or context_ids with relevant_ids); fields found: {', '.join(fields)}",
             source=source, field="fields")
-    sources, metrics, order = first.sources, first.metrics, list(scope.systems)
+    metrics, order = first.metrics, list(scope.systems)
+    sources = _merged_sources(parts)
     kept = first.values if len(parts) == 1 else None
     scores: dict[str, dict[str, Score]] = {}
     task_success: dict[str, Score] = {}
@@ -345,9 +360,10 @@ def finish_report(parts: Sequence[RecordsPart], scope, *, warnings: list, source
             total = sum((p.sums[system][m] for p in parts[1:]), parts[0].sums[system][m])
             params = {"metric": m, "system": system, "compat": compat, "source": _source_of(sources, system, m),
                       **({"inputs": sources[system]["inputs:" + m]} if "inputs:" + m in sources.get(system, {}) else {}),
-                      "convention": "value given in the file (e.g. a RAGAS export), averaged where defined"
+                      "convention": "value given in the file (e.g. a RAGAS export, or a judge's column), averaged where defined"
                       + ("; lower is better" if m in LOWER_IS_BETTER else "")
-                      if _source_of(sources, system, m) == "given in the file" else _convention(m, k)}
+                      if _source_of(sources, system, m).startswith(("given in the file", "filled by"))
+                      else _convention(m, k)}
             if kept is not None:
                 per_record, ids = kept[system][m]
                 scores[system][m] = Score(per_record, params, query_ids=ids, value=total.mean())

@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 from ..metrics.functions import kernel
 from ..metrics.judgement_lists import CRITIQUE_PREFIX
 from ..metrics.registry import DEFAULTS, GIVEN_NAMES, METRICS
+from .judged_by import filled_label, provenance_summary
 from .schema import _LATENCY_FIELD
 from .table import Records
 
@@ -249,7 +250,11 @@ def _choose_sources(table: pa.Table, out: dict, warnings: list, given: list, sou
             if has_value:
                 rows = np.flatnonzero(systems == system)
                 merged[rows] = values[rows]
-                sources[system][metric] = "given in the file"
+                # Which judge filled them, if one did (judge_provenance): summed over the parts.
+                local = rows[table.column(metric).combine_chunks().is_valid().to_numpy(zero_copy_only=False)[rows]]
+                summary = provenance_summary(table, metric, local)
+                sources[system]["provenance:" + metric] = summary
+                sources[system][metric] = filled_label(summary) or "given in the file"
                 used = True
         out[metric] = merged
         if used:

@@ -4,6 +4,7 @@ columns a file lacks) can only be made right from all the files at once."""
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import types
@@ -55,6 +56,9 @@ def _rows(seed: int = 5):
                 row["latency_ms"] = None
             if system == "ragas":
                 row["faithfulness"] = None if rng.random() < 0.2 else float(rng.random())
+                if shard in (0, 2) and row["faithfulness"] is not None and rng.random() < 0.7:  # a judge filled it
+                    row["judge_provenance"] = json.dumps([{"column": "faithfulness", "judge": "llm",
+                                                           "model": f"model-{shard}"}])
                 row["success"] = bool(rng.random() < 0.7)
             else:
                 n_ctx = int(rng.integers(1, 6))
@@ -111,7 +115,8 @@ def test_records_report_equals_one_machine(client, shards, tmp_path):
     dist = evaluate_records_dask(str(folder / "part-*.parquet"), scheduler=client, per_query_output=tmp_path / "pq",
                                  on_plan=plans.append)
     # the per-system choices that need every file: dense's similarity (file 0 only), given vs computed
-    assert single.params["metric_sources"]["ragas"]["faithfulness"] == "given in the file"
+    assert single.params["metric_sources"]["ragas"]["faithfulness"].startswith(
+        "filled by the llm judge (model-0), the llm judge (model-2); ")  # judges named in two files, summed
     assert single.scores["dense"]["answer_correctness"].params["inputs"] == "with answer_similarity"
     assert any("bm25: faithfulness computed from its judgement lists" in w for w in single.warnings)
     assert dist.metrics == single.metrics and dist.systems == single.systems
