@@ -16,8 +16,10 @@ can be measured the same way), with Streamlit's ``server.disconnectedSessionTTL`
    once it is drawn.
 
 RSS is ``VmRSS`` of the server process (``/proc/PID/status``); the reader worker processes
-(which parse uploads, see ``evalsuite.io.isolation``) are reported apart, summed. Prints one
-markdown row; ``--out`` appends it to a file.
+(which parse uploads, see ``evalsuite.io.isolation``) are reported apart, summed, and the whole
+tree (server + readers, sampled at the same instant) with its ratio to the run file, and the peak
+of the reader pool's transit files (on tmpfs, memory that RSS shows only where a process maps
+them). Prints one markdown row; ``--out`` appends it to a file.
 """
 
 from __future__ import annotations
@@ -68,6 +70,19 @@ def rss_mib(pid: int) -> float:
     return 0.0
 
 
+def rss_parts(pid: int) -> dict[str, float]:
+    """RssAnon (heap), RssFile (mapped files) and RssShmem (mapped tmpfs, e.g. the reader's Arrow files), MiB."""
+    out = {}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(("RssAnon:", "RssFile:", "RssShmem:")):
+                    out[line.split(":")[0]] = int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return out
+
+
 def children(pid: int) -> list[int]:
     try:
         out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True, check=False).stdout
@@ -76,23 +91,48 @@ def children(pid: int) -> list[int]:
     return [int(p) for p in out.split()]
 
 
+def transit_mib(pid: int) -> float:
+    """Bytes in the reader pool's transit folder of the server ``pid`` (tmpfs: memory that no
+    process's RSS shows unless it maps the file), in MiB."""
+    import glob
+
+    total = 0
+    for base in ("/dev/shm", tempfile.gettempdir()):
+        for folder in glob.glob(os.path.join(base, f"evalsuite-readers-{pid}-*")):
+            for entry in os.scandir(folder):
+                try:
+                    total += entry.stat().st_blocks * 512
+                except OSError:
+                    pass
+    return total / 2**20
+
+
 class Sampler:
     """Samples the server's RSS (and its children's, summed) every 0.2 s in a thread."""
 
     def __init__(self, pid: int) -> None:
-        self.pid, self.peak, self.peak_children = pid, 0.0, 0.0
+        self.pid, self.peak, self.peak_children, self.peak_tree, self.peak_transit = pid, 0.0, 0.0, 0.0, 0.0
+        self.peak_parts: dict = {}
+        self.timeline: list = []  # (monotonic s, server MiB, readers MiB) every 0.2 s
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, rss_mib(self.pid))
-            self.peak_children = max(self.peak_children, sum(rss_mib(c) for c in children(self.pid)))
+            server, readers = rss_mib(self.pid), sum(rss_mib(c) for c in children(self.pid))
+            if server > self.peak:
+                self.peak_parts = rss_parts(self.pid)
+            self.timeline.append((round(time.monotonic(), 2), round(server), round(readers)))
+            self.peak = max(self.peak, server)
+            self.peak_children = max(self.peak_children, readers)
+            self.peak_tree = max(self.peak_tree, server + readers)  # the same instant: what the host must hold
+            self.peak_transit = max(self.peak_transit, transit_mib(self.pid))
             time.sleep(0.2)
 
     def reset(self) -> None:
         self.peak, self.peak_children = rss_mib(self.pid), 0.0
+        self.peak_tree, self.peak_transit = self.peak, 0.0
 
     def stop(self) -> None:
         self._stop.set()
@@ -149,21 +189,37 @@ def main(argv: list[str] | None = None) -> int:
                 figures["before"] = rss_mib(server.pid)
                 sampler.reset()
                 t0 = time.perf_counter()
+                marks = {"start": time.monotonic()}
                 upload_file(tab, "Qrels", ds.qrels)
                 tab.wait_for_selector(f"text={ds.qrels.name}: read as trec qrels")
                 wait_idle(tab, timeout=600)
+                marks["run upload"] = time.monotonic()
                 upload_file(tab, "Runs", ds.run)
                 tab.wait_for_selector(f"text={ds.run.name}: read as trec run", timeout=1_800_000)
                 wait_idle(tab, timeout=1800)
+                # The phases apart: the upload and read (the bytes, the reader), then the Overview
+                # (the evaluation and the page).
+                figures["upload_tree_peak"], figures["upload_server_peak"] = sampler.peak_tree, sampler.peak
+                figures["upload_peak_parts"] = dict(sampler.peak_parts)
+                figures["after_read"] = rss_mib(server.pid)
+                marks["run read"] = time.monotonic()
                 tab.locator('[data-testid="stSidebarNav"] a', has_text="Overview").click()
                 wait_idle(tab, timeout=1800)
                 wait_charts(tab, 1, timeout=1800)
                 wait_tables(tab, timeout=1800)
                 figures["upload_s"] = time.perf_counter() - t0
+                marks["overview drawn"] = time.monotonic()
+                if os.environ.get("DASHBOARD_MEMORY_TIMELINE"):
+                    import json
+
+                    Path(os.environ["DASHBOARD_MEMORY_TIMELINE"]).write_text(json.dumps(
+                        {"marks": marks, "timeline": sampler.timeline}))
                 time.sleep(2)
                 figures["settled"] = rss_mib(server.pid)
                 figures["peak"] = sampler.peak
                 figures["readers_peak"] = sampler.peak_children
+                figures["tree_peak"] = sampler.peak_tree
+                figures["transit_peak"] = sampler.peak_transit
                 context.close()
                 time.sleep(args.ttl + 15)
                 figures["after"] = rss_mib(server.pid)
@@ -182,10 +238,16 @@ def main(argv: list[str] | None = None) -> int:
     label = args.label or str(args.repo)
     row = (f"| {label} | {args.size} ({mb:.0f} MB) | {figures['before']:.0f} | {figures['peak']:.0f} | "
            f"{figures['settled']:.0f} | {figures['after']:.0f} | {figures['new_session']:.0f} | "
-           f"{figures['readers_peak']:.0f} | {figures['upload_s']:.0f} |")
+           f"{figures['readers_peak']:.0f} | {figures['tree_peak']:.0f} | {figures['tree_peak'] * 2**20 / 1e6 / mb:.2f} | "
+           f"{(figures['tree_peak'] - figures['before']) * 2**20 / 1e6 / mb:.2f} | {figures['transit_peak']:.0f} | "
+           f"{figures['upload_s']:.0f} |")
+    print(f"upload and read: server peak {figures['upload_server_peak']:.0f} MiB, server + readers "
+          f"{figures['upload_tree_peak']:.0f} MiB ({', '.join(f'{k} {v:.0f}' for k, v in figures['upload_peak_parts'].items())} "
+          f"at the server's peak); server after the read {figures['after_read']:.0f} MiB")
     print("| code | run | before MiB | peak MiB | settled MiB | after session ended MiB | new session MiB "
-          "| reader workers peak MiB | upload to overview s |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| reader workers peak MiB | server + readers peak MiB | that / run file | (that - before) / run file "
+          "| transit files peak MiB | upload to overview s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     print(row)
     if args.out:
         with open(args.out, "a") as f:

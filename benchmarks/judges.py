@@ -10,8 +10,12 @@
    concurrency limit kept busy, ideal time / time taken (target >= 0.9).
 2. 100,000 cached judgements replayed (the cache filled beforehand with the same responses),
    no request sent; next to the floor of one SQLite query reading the same rows (target: at most
-   2x, and < 5 s).
-3. 1,000 answer/reference pairs embedded by the MiniLM judge (RAGTruth answers and their first
+   2x, and < 5 s), and the time of computing the 100,000 requests' cache keys alone (two SHA-256
+   each, which the floor does not do and no replay can skip).
+3. ``silent``: ``evalsuite judge`` with the default settings against an endpoint that accepts
+   connections and never answers: the wall time to its exit (target < 60 s), next to the bound
+   the run keeps (``LLMJudge.silent_endpoint_bound``: 46.7 s).
+4. 1,000 answer/reference pairs embedded by the MiniLM judge (RAGTruth answers and their first
    retrieved passage, repeated to 1,000: each distinct text is embedded once), on all cores;
    next to the bare onnxruntime session run on the same pre-tokenised batches, in distinct tokens
    per second (target: >= 80 % of the session's throughput).
@@ -173,7 +177,35 @@ def bench_cached(n: int) -> dict:
         floor = time.perf_counter() - started
         conn.close()
         assert len(rows) == n
-    return {"judgements": n, "evalsuite_s": ours, "sqlite_query_s": floor}
+        # What any replay must do besides reading the rows: each request's key (its user message
+        # filled in, the SHA-256 of the canonical request, then of the endpoint's scope and it).
+        started = time.perf_counter()
+        found = [judge.cache.scope_key(judge._key(prompt, prompt.user.format(question=q, chunk=c), "json_schema"))
+                 for q, ctx in zip(records.table.column("question").to_pylist(),
+                                   records.table.column("contexts").to_pylist()) for c in ctx]
+        keys_s = time.perf_counter() - started
+        assert found == keys
+    return {"judgements": n, "evalsuite_s": ours, "sqlite_query_s": floor, "keys_only_s": keys_s}
+
+
+def bench_silent() -> dict:
+    """``evalsuite judge`` with the default settings against an endpoint that accepts connections
+    and never answers (tests/judge_server.py's SilentServer): the wall time to its exit, next to
+    the bound the run keeps (LLMJudge.silent_endpoint_bound) and the issue's minute."""
+    from judge_server import SilentServer
+
+    sample = REPO / "sample_data" / "rag" / "ragtruth_qa.jsonl"
+    bound = LLMJudge("bench-judge", cache=":memory:").silent_endpoint_bound()
+    env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+    with SilentServer() as silent, tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "evalsuite", "judge", str(sample), "--judge", "llm", "--model",
+                               "bench-judge", "--base-url", silent.base_url, "--cache", str(Path(tmp) / "c.sqlite3"),
+                               "-o", str(Path(tmp) / "o.parquet")], cwd=REPO, env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - started
+    assert done.returncode == 5 and "sent no reply for" in done.stderr, done.stderr
+    return {"wall_s": wall, "bound_s": bound, "exit_code": done.returncode,
+            "message": next(line for line in done.stderr.splitlines() if "sent no reply" in line)}
 
 
 def bench_embedding(pairs: int, short: bool = False) -> dict:
@@ -223,8 +255,8 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.05)
     parser.add_argument("--busy-judgements", type=int, default=640)
     parser.add_argument("--busy-delay", type=float, default=0.5)
-    parser.add_argument("--parts", default="llm,busy,cached,embedding_short,embedding",
-                        help="comma-separated: llm, busy, cached, embedding_short, embedding")
+    parser.add_argument("--parts", default="llm,busy,cached,silent,embedding_short,embedding",
+                        help="comma-separated: llm, busy, cached, silent, embedding_short, embedding")
     args = parser.parse_args()
     if args.serve is not None:
         return serve(args.serve)
@@ -249,8 +281,16 @@ def main() -> None:
         cached = bench_cached(args.cached)
         print(f"cached replay: {cached}", flush=True)
         rows.append(f"| {cached['judgements']:,} cached judgements replayed | {cached['evalsuite_s']:.2f} s | "
-                    f"one SQLite query reading the rows {cached['sqlite_query_s']:.2f} s | "
+                    f"one SQLite query reading the rows {cached['sqlite_query_s']:.2f} s (the requests' keys alone "
+                    f"{cached['keys_only_s']:.2f} s) | "
                     f"{cached['evalsuite_s'] / cached['sqlite_query_s']:.2f} | <= 2 and < 5 s |")
+    if "silent" in parts:
+        silent = bench_silent()
+        print(f"silent endpoint: {silent}", flush=True)
+        rows.append(f"| `evalsuite judge` with the default settings against an endpoint that accepts and never answers "
+                    f"(ragtruth_qa sample) | exit {silent['exit_code']} after {silent['wall_s']:.1f} s | the bound the "
+                    f"run keeps {silent['bound_s']:.1f} s (no-reply window + one check + grace) | "
+                    f"{silent['wall_s'] / 60:.2f} of a minute | < 60 s |")
     for short in (True, False):
         if ("embedding_short" if short else "embedding") not in parts:
             continue

@@ -38,12 +38,9 @@ def _lists(rng: np.random.Generator, n: int, low: int, high: int, p_true: float,
     return pa.ListArray.from_arrays(pa.array(offsets), pa.array(values, mask=mask))
 
 
-def generate(n: int, seed: int = 0) -> tuple[Path, Path]:
-    """Write n synthetic records as Parquet and JSONL (once); return both paths."""
-    DATA.mkdir(parents=True, exist_ok=True)
-    parquet, jsonl = DATA / f"records_{n}.parquet", DATA / f"records_{n}.jsonl"
-    if parquet.exists() and jsonl.exists():
-        return parquet, jsonl
+def records_table(n: int, seed: int = 0, first_query: int = 0) -> pa.Table:
+    """n synthetic records (4 systems, query ids from ``first_query // 4``; n a multiple of 4 keeps
+    a query's four systems together)."""
     rng = np.random.default_rng(seed)
     systems = np.array(["rag_a", "rag_b", "rag_c", "rag_d"])[np.arange(n) % 4]
     success = rng.random(n) < 0.85
@@ -58,7 +55,7 @@ def generate(n: int, seed: int = 0) -> tuple[Path, Path]:
     context_ids = pa.ListArray.from_arrays(pa.array(np.arange(0, 5 * n + 1, 5, dtype=np.int32)), pa.array(retrieved).cast(pa.string()))
     relevant_ids = pa.ListArray.from_arrays(pa.array(np.arange(0, 2 * n + 1, 2, dtype=np.int32)), pa.array(relevant).cast(pa.string()))
     table = pa.table({
-        "query_id": pa.array(np.arange(n) // 4).cast(pa.string()),
+        "query_id": pa.array((first_query + np.arange(n)) // 4).cast(pa.string()),
         "system": pa.array(systems),
         "context_ids": context_ids,
         "relevant_ids": relevant_ids,
@@ -70,6 +67,16 @@ def generate(n: int, seed: int = 0) -> tuple[Path, Path]:
         "latency_ms": pa.array(rng.lognormal(7, 0.5, n)),
         "latency_retrieval_ms": pa.array(rng.lognormal(4, 0.4, n)),
     })
+    return table
+
+
+def generate(n: int, seed: int = 0) -> tuple[Path, Path]:
+    """Write n synthetic records as Parquet and JSONL (once); return both paths."""
+    DATA.mkdir(parents=True, exist_ok=True)
+    parquet, jsonl = DATA / f"records_{n}.parquet", DATA / f"records_{n}.jsonl"
+    if parquet.exists() and jsonl.exists():
+        return parquet, jsonl
+    table = records_table(n, seed)
     pq.write_table(table, parquet)
     with open(jsonl, "w") as handle:
         for batch in table.to_batches(max_chunksize=100_000):

@@ -169,18 +169,19 @@ class PageJudge:
             self.ragas.stop()
 
     def judge(self, records, *, progress=None):
-        from evalsuite.judges import JudgedRecords, JudgeStats
+        from evalsuite.judges import JudgedRecords, JudgeStats, combine_rows
 
-        stats, done = JudgeStats(), len(records)
+        stats, done, outcomes = JudgeStats(), len(records), []
         for judge in (self.ragas, self.lexical):
             if judge is None or self._stopped:
                 continue
             result = judge.judge(records, progress=progress)
             records, done = result.records, min(done, result.done)
+            outcomes.append(result.rows)
             stats.merge(result.stats)
         if self._stopped and stats.stopped is None:
             stats.stopped = "interrupted"
-        return JudgedRecords(records, stats, done)
+        return JudgedRecords(records, stats, done, combine_rows(*outcomes))
 
 
 def metric_changes(before, after, metrics, lexical) -> list[dict]:
@@ -305,7 +306,10 @@ def _run(job: JudgeJob, records) -> None:
             job.result = path.read_bytes()
         s = result.stats
         unreached = f" ({s.unreached} more could not connect)" if s.unreached else ""
-        job.message = (f"{result.done} of {len(part)} records judged: {s.calls} requests sent{unreached}, "
+        empty = result.all_missing
+        judged = f"{result.done - empty} of {len(part)} records judged" + (
+            f", {empty} with every judgement missing" if empty else "")
+        job.message = (f"{judged}: {s.calls} requests sent{unreached}, "
                        f"{s.cache_hits} from the cache, {s.rule_decided} decided by rule, {sum(s.missing.values())} "
                        f"missing{missing_note}; cost {s.cost:.4f}")
         job.status = "done"

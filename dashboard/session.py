@@ -240,6 +240,24 @@ def ingest(kind: str, name: str, data: bytes, system: str | None = None, sample:
     return stored
 
 
+def upload_bytes(item) -> bytes:
+    """The bytes of an uploader's file, as the very object Streamlit's upload manager holds when it
+    can be found: ``getvalue()`` hands out a second copy in the server (a 250 MB upload was held
+    twice while it was parsed). Best effort through Streamlit's in-memory upload manager, else
+    ``getvalue()``."""
+    try:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        ctx = get_script_run_ctx()
+        storage = getattr(getattr(ctx, "uploaded_file_mgr", None), "file_storage", None)
+        record = storage.get(ctx.session_id, {}).get(item.file_id) if storage is not None else None
+        if record is not None and type(record.data) is bytes and len(record.data) == item.size:
+            return record.data
+    except Exception:
+        pass
+    return item.getvalue()
+
+
 def queue(kind: str, name: str, data: bytes) -> None:
     """Add a file to the pending list that :func:`process_pending` reads."""
     st.session_state.setdefault(KEY_PENDING, []).append((kind, name, bytes(data)))
@@ -261,6 +279,9 @@ def process_pending() -> list[tuple[str, str]]:
     notices = st.session_state.setdefault(KEY_NOTICES, [])
     if not pending:
         return batch
+    # Streamlit's upload manager holds its own copy of each file (the widget hands out another):
+    # dropped before reading, not after, so a large upload is not held twice while it is parsed.
+    _forget_uploaded_files([(name, data) for _, name, data in pending])
     with st.status(f"Reading {len(pending)} file(s)", expanded=False) as status:
         for kind, name, data in pending:
             # The label renders markdown: the file name is escaped.
@@ -296,12 +317,11 @@ def process_pending() -> list[tuple[str, str]]:
     # A file uploaded again (corrected, or failing anew) replaces what was said of it before.
     again = {name for _, name, _ in pending}
     problems()[:] = [p for p in problems() if p[0] not in again] + batch
-    _forget_uploaded_files([(name, data) for _, name, data in pending])
     return batch
 
 
 def _forget_uploaded_files(read: list[tuple[str, bytes]]) -> None:
-    """Drop the files just read from Streamlit's upload manager: the session's store keeps the
+    """Drop the files about to be read from Streamlit's upload manager: the session's store keeps the
     bytes it needs (the uploaders get new keys, so those files are never asked for again), and
     Streamlit would otherwise keep a reference to every upload for as long as the session exists.
 

@@ -44,7 +44,8 @@ def _uploaders() -> None:
             uploaded = st.file_uploader(label, accept_multiple_files=True, key=f"data_upload_{kind}_{generation}",
                                         help=help_text)
             for item in uploaded or []:
-                session.queue(kind, item.name, item.getvalue())
+                session.queue(kind, item.name, session.upload_bytes(item))
+                item.close()  # its buffer may be a copy of the bytes; the queue holds them now
     if st.session_state.get("data_pending"):
         # Empty the uploaders (new keys) so a file is read once; the store keeps the bytes.
         st.session_state["data_uploader_generation"] = generation + 1

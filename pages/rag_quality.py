@@ -20,9 +20,9 @@ def _sources(table: pd.DataFrame, metrics) -> None:
     sources = shown.pivot(index="system", columns="metric", values="source")
     sources = sources.reindex(index=shown["system"].drop_duplicates().tolist(),
                               columns=[m for m in metrics if m in sources.columns])
-    st.caption("Source of each value, per system: computed from the judgement lists of that system's records, or "
-               "given in its file (a RAGAS export's own column, say); decided for each system on its own records. "
-               "- = no value for that system.")
+    st.caption("Source of each value, per system: computed from the judgement lists of that system's records, "
+               "filled by a judge (which one, from the records' judge provenance), or given in its file (a RAGAS "
+               "export's own column, say); decided for each system on its own records. - = no value for that system.")
     st.dataframe(sources.replace("none", "-"), width="stretch", key="rag_quality_sources")
     lower = [m for m in sources.columns if m in LOWER_IS_BETTER]
     if lower:

@@ -22,11 +22,8 @@ budget, 4 too many judgements missing (all, or more than ``--max-missing``, defa
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import signal
 import sys
-import threading
 import time
 import tomllib
 
@@ -189,24 +186,10 @@ class _Progress:
             self.stream.write("\n")
 
 
-@contextlib.contextmanager
-def deferred_interrupt():
-    """While the records are written, Ctrl-C waits for the file to be complete; yields a list that
-    holds True if Ctrl-C came meanwhile (the command then exits 130)."""
-    caught: list[bool] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield caught
-        return
-    previous = signal.signal(signal.SIGINT, lambda *_: caught.append(True))
-    try:
-        yield caught
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 def summary(name: str, result, n_records: int, host: str | None) -> list[str]:
-    """The lines that end a run: records judged, requests that reached the endpoint and those that
-    could not connect, missing judgements and failed attempts by cause, tokens and cost."""
+    """The lines that end a run: records judged (those whose every judgement is missing apart),
+    requests that reached the endpoint and those that could not connect, missing judgements and
+    failed attempts by cause, tokens and cost."""
     from ..judges.outcome import describe
 
     stats = result.stats
@@ -214,7 +197,10 @@ def summary(name: str, result, n_records: int, host: str | None) -> list[str]:
     unreached = (f" ({stats.unreached:,} more could not connect)" if stats.unreached else "")
     shared = f", {stats.shared:,} by an identical request in flight" if stats.shared else ""
     missing = sum(stats.missing.values())
-    return [f"evalsuite {name}: {result.done:,} of {n_records:,} records judged; {stats.judgements:,} judgements "
+    empty = getattr(result, "all_missing", 0)
+    judged = f"{result.done - empty:,} of {n_records:,} records judged" + (
+        f", {empty:,} with every judgement missing" if empty else "")
+    return [f"evalsuite {name}: {judged}; {stats.judgements:,} judgements "
             f"({stats.cache_hits - stats.shared:,} from the cache{shared}); {stats.rule_decided:,} decided by rule",
             f"evalsuite {name}: {stats.calls:,} requests sent{where}{unreached}, {stats.retries:,} retries; "
             f"failed attempts: {describe(stats.failures)}",
@@ -259,19 +245,23 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``evalsuite judge``; returns the exit code."""
     args = build_parser().parse_args(argv)
     from ..io.record_files import read_records
+    from ..judges.run_control import deferred_interrupt
 
     try:
         # --estimate-only writes nothing: an existing output is no reason to refuse it
         check_output(args.output, inputs=[args.records], force=args.force or args.estimate_only)
         settings = _settings(args)
         check_max_missing(settings)
+        phase = "while reading the records"
         try:
             records = read_records(args.records, system=args.system, limits=read_limits(args))
+            phase = "while the judge was set up"
             judge = _build_judge(args.judge, settings)
+            phase = "while the run was estimated"
             print(f"evalsuite judge: {len(records):,} records from {args.records}; estimate: {judge.estimate(records)}",
                   file=sys.stderr)
         except KeyboardInterrupt:
-            return interrupted("judge", "before judging")
+            return interrupted("judge", f"{phase}, before any judgement")
         if args.estimate_only:
             return 0
         progress = _Progress()

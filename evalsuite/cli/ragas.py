@@ -102,7 +102,8 @@ class _NothingJudged(Exception):
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``evalsuite ragas``; returns the exit code."""
-    from .judge import _Progress, _settings, check_max_missing, deferred_interrupt, ending, interrupted, summary
+    from .judge import _Progress, _settings, check_max_missing, ending, interrupted, summary
+    from ..judges.run_control import deferred_interrupt
     from ..io.record_files import check_output, write_records
     from ..judges.ragas_needs import JUDGED_METRICS, coverage_of
     from ..io.record_files import read_records

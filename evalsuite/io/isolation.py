@@ -41,10 +41,8 @@ import time
 from dataclasses import asdict
 from typing import Any
 
-import numpy as np
-import pyarrow as pa
-
 from ..errors import EvalSuiteError, ReaderStopped
+from ._transit import deserialise
 from .limits import DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_S, MIB, check_limits, size_text
 
 __all__ = ["read_isolated", "ReaderPool", "default_pool", "set_default_pool", "DEFAULT_TIMEOUT_S",
@@ -78,91 +76,6 @@ def read_frame(stream) -> bytes | None:
     if len(body) != size:
         raise EOFError("stream ended inside a frame")
     return body
-
-
-# ----------------------------------------------------------------------------------------------
-# Results as Arrow IPC streams (both directions of the conversion live here).
-
-
-def _write_ipc(table: pa.Table, path: str) -> None:
-    with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-
-
-def _read_ipc(path: str) -> pa.Table:
-    """A table whose buffers are a memory map of ``path`` (no copy; the file may be unlinked after)."""
-    return pa.ipc.open_stream(pa.memory_map(path)).read_all()
-
-
-def serialise(result, prefix: str) -> tuple[dict, int]:
-    """Write a parsed Run, Qrels or Records as Arrow IPC files ``prefix.0``, ``prefix.1`` ...
-
-    Returns a JSON-safe header describing it and the number of files written.
-    """
-    from .judgement_table import JudgementTable
-    from .run_qrels import Qrels, Run
-    from ..records.table import Records
-
-    if isinstance(result, JudgementTable):
-        tables = [result.table]
-        header = {"type": "judgements", "source": result.source, "role": result.role,
-                  "warnings": list(result.warnings)}
-    elif isinstance(result, (Run, Qrels)):
-        values = result.scores if isinstance(result, Run) else result.grades
-        tables = [
-            pa.table({"doc_id": result.doc_ids, "doc_key": pa.array(result.doc_keys, pa.uint64()),
-                      "value": pa.array(values, pa.float64())}),
-            pa.table({"query_id": pa.array(result.query_ids.tolist(), pa.string())}),
-            pa.table({"offset": pa.array(result.offsets, pa.int64())}),
-        ]
-        header = {"type": "run" if isinstance(result, Run) else "qrels", "name": result.name,
-                  "source": result.source, "warnings": list(result.warnings)}
-    elif isinstance(result, Records):
-        tables = [result.table]
-        header = {"type": "records", "source": result.source, "warnings": list(result.warnings),
-                  "aliases": dict(result.aliases), "extra_columns": list(result.extra_columns),
-                  "score_columns": list(result.score_columns)}
-    elif type(result).__name__ == "LatencyTable":
-        tables = [pa.Table.from_pandas(result.table, preserve_index=False)]
-        header = {"type": "latency_table", "tool": result.tool, "source": result.source,
-                  "warnings": list(result.warnings)}
-    else:
-        raise TypeError(f"cannot send a {type(result).__name__}")
-    for i, table in enumerate(tables):
-        _write_ipc(table, f"{prefix}.{i}")
-    return header, len(tables)
-
-
-def deserialise(header: dict, prefix: str, parts: int):
-    """The Run, Qrels or Records that :func:`serialise` wrote (memory-mapped, not copied)."""
-    from .run_qrels import Qrels, Run
-    from ..records.table import Records
-
-    tables = [_read_ipc(f"{prefix}.{i}") for i in range(parts)]
-    kind = header["type"]
-    if kind == "judgements" and parts == 1:
-        from .judgement_table import JudgementTable
-
-        return JudgementTable(tables[0], source=header["source"], role=header["role"], warnings=header["warnings"])
-    if kind in ("run", "qrels") and parts == 3:
-        rows, queries, offsets = tables
-        query_ids = np.array(queries.column("query_id").to_pylist(), dtype=object)
-        # numpy views of Arrow buffers are read-only: copy the numeric columns (cheap) so a Run
-        # read here behaves exactly as one read in-process.
-        offsets_array = offsets.column("offset").to_numpy().copy()
-        doc_keys = rows.column("doc_key").to_numpy().copy()
-        values = rows.column("value").to_numpy().copy()
-        cls = Run if kind == "run" else Qrels
-        return cls(query_ids, offsets_array, rows.column("doc_id"), doc_keys, values, name=header["name"],
-                   source=header["source"], warnings=header["warnings"])
-    if kind == "records" and parts == 1:
-        return Records(tables[0], source=header["source"], warnings=header["warnings"], aliases=header["aliases"],
-                       extra_columns=header["extra_columns"], score_columns=header.get("score_columns", ()))
-    if kind == "latency_table" and parts == 1:
-        from ._latency_table import LatencyTable
-
-        return LatencyTable(tables[0].to_pandas(), header["tool"], header["source"], header["warnings"])
-    raise EvalSuiteError("the reader sent an unknown result", field="type", value=kind)
 
 
 def error_fields(exc: EvalSuiteError) -> dict:

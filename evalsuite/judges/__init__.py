@@ -21,7 +21,8 @@ Importing this package loads neither ``openai`` nor ``onnxruntime``: each is imp
 that needs it is built or run.
 """
 
-from ._base import PROVENANCE_COLUMN, JudgedRecords, JudgeStats, Provenance, endpoint_host, write_columns
+from ._base import (PROVENANCE_COLUMN, JudgedRecords, JudgeStats, Provenance, combine_rows, endpoint_host, row_outcome,
+                    write_columns)
 from ._cache import JudgeCache, canonical_json, request_hash
 from .lexical import LEXICAL_COLUMNS, LexicalJudge, bleu, chrf, exact_match, fuzzy_ratio, lexical_scores, rouge_l, token_f1
 from .llm import LLM_COLUMNS, Estimate, LLMJudge
@@ -38,7 +39,7 @@ def __getattr__(name):  # the embedding judge's module imports numpy only, but k
 
 __all__ = [
     "JudgeCache", "request_hash", "canonical_json", "Provenance", "JudgeStats", "JudgedRecords",
-    "PROVENANCE_COLUMN", "write_columns", "endpoint_host", "LLMJudge", "LexicalJudge", "EmbeddingJudge", "EndpointEmbedder", "MiniLMEmbedder", "Estimate", "LLM_COLUMNS", "PROMPTS", "LEXICAL_COLUMNS",
+    "PROVENANCE_COLUMN", "write_columns", "endpoint_host", "row_outcome", "combine_rows", "LLMJudge", "LexicalJudge", "EmbeddingJudge", "EndpointEmbedder", "MiniLMEmbedder", "Estimate", "LLM_COLUMNS", "PROMPTS", "LEXICAL_COLUMNS",
     "bleu", "chrf", "rouge_l", "token_f1", "exact_match", "fuzzy_ratio", "lexical_scores",
     "Outcome", "run_outcome", "DEFAULT_MAX_MISSING", "EXIT_CODES",
 ]

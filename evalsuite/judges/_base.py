@@ -13,7 +13,10 @@ import pyarrow as pa
 
 from ..errors import EvalSuiteError
 
-__all__ = ["Provenance", "JudgeStats", "JudgedRecords", "PROVENANCE_COLUMN", "endpoint_host", "write_columns"]
+__all__ = ["Provenance", "JudgeStats", "JudgedRecords", "PROVENANCE_COLUMN", "endpoint_host", "write_columns",
+           "row_outcome", "combine_rows"]
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(..., ensure_ascii=False), made once
 
 #: The extra column holding, per record, the JSON list of :class:`Provenance` of its judgements.
 PROVENANCE_COLUMN = "judge_provenance"
@@ -161,6 +164,15 @@ class JudgeStats:
             for name, value in counts.items():
                 setattr(self, name, getattr(self, name) + value)
 
+    def answered(self, ok: bool, hit: bool = False, shared: bool = False) -> None:
+        """Count one answered request (``add(judgements=1, ok=ok, cache_hits=hit, shared=shared)``
+        without its keyword loop: a replay of 100,000 cached judgements counts 100,000)."""
+        with self._lock:
+            self.judgements += 1
+            self.ok += ok
+            self.cache_hits += hit
+            self.shared += shared
+
     def add_missing(self, reason: str, n: int = 1) -> None:
         with self._lock:
             self.missing[reason] = self.missing.get(reason, 0) + n
@@ -199,11 +211,62 @@ class JudgedRecords:
         Calls, cache hits, retries, missing judgements by reason, tokens, cost, early stop.
     done : int
         Records fully judged (the others keep null judgement columns: a rerun resumes them).
+    rows : list or None
+        Per record, :func:`row_outcome` of this run (None: not finished); None when the judge
+        does not say.
     """
 
     records: Any
     stats: JudgeStats
     done: int
+    rows: list | None = None
+
+    @property
+    def all_missing(self) -> int:
+        """Records finished whose every judgement asked is missing (:func:`row_outcome`
+        ``missing``): counted in ``done``, but judged in name only; a summary counts them apart."""
+        return 0 if self.rows is None else sum(1 for outcome in self.rows if outcome == "missing")
+
+
+def row_outcome(provenance: list) -> str:
+    """What a run did with one record, from the :class:`Provenance` of its judgements:
+    ``answered`` (a judgement answered, or decided by rule), ``missing`` (every judgement asked
+    is missing) or ``nothing`` (nothing to judge: the fields are absent).
+
+    Examples
+    --------
+    >>> row_outcome([Provenance("c", "llm", status="missing: timeout"), Provenance("c", "rule", status="rule: x")])
+    'answered'
+    >>> row_outcome([Provenance("c", "llm", status="missing: HTTP 400")]), row_outcome([])
+    ('missing', 'nothing')
+    """
+    if not provenance:
+        return "nothing"
+    return "missing" if all(p.status.startswith("missing") for p in provenance) else "answered"
+
+
+def combine_rows(*runs: list | None) -> list | None:
+    """Per record, the outcome of several runs over the same records (phases, judges): None when
+    a run did not finish it, else ``answered`` if any run answered, ``missing`` if any run asked
+    and none answered, else ``nothing``. Runs that give no outcomes (None) are left out.
+
+    Examples
+    --------
+    >>> combine_rows(["missing", "nothing", "missing"], ["answered", "nothing", None])
+    ['answered', 'nothing', None]
+    """
+    given = [run for run in runs if run is not None]
+    if not given:
+        return None
+    out = []
+    for outcomes in zip(*given):
+        if None in outcomes:
+            out.append(None)
+        elif "answered" in outcomes:
+            out.append("answered")
+        else:
+            out.append("missing" if "missing" in outcomes else "nothing")
+    return out
 
 
 def write_columns(records, columns: dict[str, list], provenance: list[list[Provenance]] | None,
@@ -234,7 +297,7 @@ def write_columns(records, columns: dict[str, list], provenance: list[list[Prove
             # A rerun replaces the entries of the columns it wrote; other judges' entries stay.
             written = set(columns) | {p.column for p in new}
             kept = [entry for entry in old if not (isinstance(entry, dict) and entry.get("column") in written)]
-            texts.append(json.dumps(kept + [p.as_dict() for p in new], ensure_ascii=False))
+            texts.append(_ENCODE(kept + [p.as_dict() for p in new]))
         array = pa.array(texts, pa.string())
         if PROVENANCE_COLUMN in table.column_names:
             table = table.set_column(table.column_names.index(PROVENANCE_COLUMN), PROVENANCE_COLUMN, array)

@@ -56,6 +56,26 @@ def canonical_json(value: Any) -> str:
 
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # a str alone: the same text as in canonical_json
+_SCAN = json.scanner.make_scanner(json.JSONDecoder())  # the C scanner json.loads ends in
+
+
+def _decode(text: str) -> Any:
+    """``json.loads(text)`` for the cache's own canonical texts, without json.loads's Python
+    layers around the C scanner (a replay decodes a stored response per judgement); any text the
+    scanner does not take whole goes through json.loads.
+
+    Examples
+    --------
+    >>> _decode('{"choices":1,"content":"{}"}'), _decode(' [1] ')
+    ({'choices': 1, 'content': '{}'}, [1])
+    """
+    try:
+        value, end = _SCAN(text, 0)
+        if end == len(text):
+            return value
+    except StopIteration:
+        pass
+    return json.loads(text)
 
 
 def messages_json(messages: list) -> str:
@@ -194,10 +214,10 @@ class JudgeCache:
         memory = self._memory
         if memory is not None:
             text = memory.get(key)
-            return None if text is None else json.loads(text)
+            return None if text is None else _decode(text)
         with self._lock:
             row = self._conn.execute("SELECT response FROM judge_calls WHERE request_hash = ?", (key,)).fetchone()
-        return None if row is None else json.loads(row[0])
+        return None if row is None else _decode(row[0])
 
     def get_request(self, key: str) -> dict | None:
         """The stored canonical request of ``key`` (for replay and audit), or None."""
@@ -264,14 +284,16 @@ class ScopedCache:
         self.base = base
         self.scope = scope
         self.path = base.path
-        # canonical_json([*scope, key]) is this prefix, the key as JSON, and "]": made once, not per lookup.
-        self._prefix = canonical_json(list(scope))[:-1] + "," if scope else None
+        # canonical_json([*scope, key]) is this prefix, the key as JSON, and "]": the prefix is
+        # hashed once, and each lookup goes on from a copy of that hash's state.
+        self._prefix = hashlib.sha256((canonical_json(list(scope))[:-1] + ",").encode("utf-8")) if scope else None
 
     def scope_key(self, key: str) -> str:
         if self._prefix is None:
             return key
-        text = self._prefix + json.dumps(key, ensure_ascii=False) + "]"
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        digest = self._prefix.copy()
+        digest.update((_ENCODE(key) + "]").encode("utf-8"))
+        return digest.hexdigest()
 
     def scoped(self, *parts: str) -> "ScopedCache":
         return ScopedCache(self.base, (*self.scope, *(str(p) for p in parts)))

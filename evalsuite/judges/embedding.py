@@ -24,8 +24,9 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import EvalSuiteError
-from ._base import JudgedRecords, JudgeStats, Provenance, endpoint_host, write_columns
+from ._base import JudgedRecords, JudgeStats, Provenance, endpoint_host, row_outcome, write_columns
 from ._cache import JudgeCache, ScopedCache, request_hash
+from .run_control import deferred_interrupt
 
 __all__ = ["MiniLMEmbedder", "EndpointEmbedder", "EmbeddingJudge", "MINILM_ID", "cosine_similarity", "cores"]
 
@@ -470,8 +471,13 @@ class EmbeddingJudge:
                                            latency_ms=round(elapsed, 3)))
             done = int(both.sum())
             self.stats.add(judgements=done, ok=done)
-        judged = write_columns(records, {"answer_similarity": values}, provs, {"answer_similarity": pa.float64()})
-        return JudgedRecords(judged, self.stats, done + self.stats.rule_decided)
+        with deferred_interrupt() as caught:  # Ctrl-C now: what was embedded is still written
+            judged = write_columns(records, {"answer_similarity": values}, provs, {"answer_similarity": pa.float64()})
+        if caught:
+            self.stats.stopped = "interrupted"
+        unfinished = set(self.unfinished) if todo else set()
+        rows = [None if i in unfinished else row_outcome(p) for i, p in enumerate(provs)]
+        return JudgedRecords(judged, self.stats, done + self.stats.rule_decided, rows)
 
 
 def _pairs(records) -> list[tuple]:

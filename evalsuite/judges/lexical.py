@@ -414,29 +414,48 @@ class LexicalJudge:
         """``records`` with the score columns and ``judge_provenance``; see the class."""
         import pyarrow as pa
 
-        from ._base import JudgedRecords, Provenance, write_columns
+        from ._base import JudgedRecords, Provenance, row_outcome, write_columns
+        from .run_control import deferred_interrupt
 
         versions = _versions()
         pairs = _answer_reference(records)
         columns: dict[str, list] = {m: [None] * len(pairs) for m in self.metrics}
         provenance = [[] for _ in pairs]
-        for i, (answer, reference) in enumerate(pairs):
-            if answer is None or reference is None:
-                continue
-            for name, value in lexical_scores(answer, reference, self.metrics).items():
-                columns[name][i] = value
-                provenance[i].append(Provenance(column=name, judge="lexical", model=versions[name]))
-            self.stats.add(judgements=len(self.metrics))
-            if progress is not None and (i + 1) % 100 == 0:
-                progress(i + 1, len(pairs), self.stats)
+        done = reached = 0
+        try:  # Ctrl-C: the records scored so far are written (the others unscored)
+            for i, (answer, reference) in enumerate(pairs):
+                reached = i
+                if answer is None or reference is None:
+                    continue
+                scores = lexical_scores(answer, reference, self.metrics)
+                for name, value in scores.items():
+                    columns[name][i] = value
+                    provenance[i].append(Provenance(column=name, judge="lexical", model=versions[name]))
+                self.stats.add(judgements=len(self.metrics))
+                done += 1
+                reached = i + 1
+                if progress is not None and (i + 1) % 100 == 0:
+                    progress(i + 1, len(pairs), self.stats)
+        except KeyboardInterrupt:
+            self.stats.stopped = "interrupted"
+        else:
+            reached = len(pairs)
         types = {m: pa.float64() for m in columns}
         if self.similarity is not None:
             old = (records.table.column("answer_similarity").to_pylist()
                    if "answer_similarity" in records.table.column_names else [None] * len(pairs))
             columns["answer_similarity"] = [old[i] if v is None else v for i, v in enumerate(columns[self.similarity])]
             types["answer_similarity"] = pa.float64()
-        judged = write_columns(records, columns, provenance, types)
-        return JudgedRecords(judged, self.stats, sum(1 for a, r in pairs if a is not None and r is not None))
+            for i, value in enumerate(columns[self.similarity]):
+                if value is not None:  # the similarity's own entry: which score fills it, by which library
+                    provenance[i].append(Provenance(column="answer_similarity", judge="lexical",
+                                                    model=f"{self.similarity}, {versions[self.similarity]}"))
+        with deferred_interrupt() as caught:
+            judged = write_columns(records, columns, provenance, types)
+        if caught:
+            self.stats.stopped = "interrupted"
+        rows = [row_outcome(p) if i < reached else None for i, p in enumerate(provenance)]
+        return JudgedRecords(judged, self.stats, done, rows)
 
 
 def _answer_reference(records) -> list[tuple]:

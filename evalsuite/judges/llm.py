@@ -35,12 +35,12 @@ import pyarrow as pa
 
 from ..errors import EvalSuiteError
 from ..metrics.registry import judge_columns
-from ._base import JudgedRecords, JudgeStats, Provenance, endpoint_host, write_columns
-from ._cache import JudgeCache, ScopedCache, canonical_json
+from ._base import JudgedRecords, JudgeStats, Provenance, endpoint_host, row_outcome, write_columns
+from ._cache import _ENCODE, JudgeCache, ScopedCache, canonical_json
 from .estimate import Estimate, estimate
 from .prompts import PROMPTS, Prompt
 from .replies import extract_json
-from .run_control import DEFAULT_BREAKER, RunControl
+from .run_control import DEFAULT_BREAKER, RunControl, default_silence, deferred_interrupt, silent_endpoint_bound
 from .scheduler import GRACE_SECONDS, Ask, RequestLoop
 from .transport import CONNECT_TIMEOUT, ChatEndpoint, api_key_from_environment
 
@@ -51,7 +51,7 @@ LLM_COLUMNS = judge_columns("llm")
 #: Output modes, tried in this order.
 MODES = ("json_schema", "json_object", "text")
 
-_PLACEHOLDER = "\u0000messages\u0000"  # stands for the messages in a request template
+_PLACEHOLDER = "\u0000user\u0000"  # stands for the user message in a request template
 
 
 class LLMJudge:
@@ -187,9 +187,15 @@ class LLMJudge:
         self._versions: dict[str, str] = {}
         self._templates: dict = {}
         self.control = RunControl(self.endpoint_host, deadline=deadline, breaker=breaker,
-                                  silence=1.5 * self.timeout if silence is None else float(silence))
+                                  silence=default_silence(self.timeout) if silence is None else float(silence))
         self.grace = GRACE_SECONDS
         self.stats = JudgeStats()
+
+    def silent_endpoint_bound(self) -> float | None:
+        """The most seconds a run of this judge waits on an endpoint that never answers before it
+        stops (:func:`~evalsuite.judges.run_control.silent_endpoint_bound`: its no-reply window,
+        one check and the grace), e.g. 46.7 with the defaults; None when the window is off."""
+        return silent_endpoint_bound(self.control.silence, self.grace)
 
     def __repr__(self) -> str:  # never shows the key
         return f"LLMJudge(model={self.model!r}, endpoint={self.endpoint_host!r}, concurrency={self.concurrency})"
@@ -208,13 +214,16 @@ class LLMJudge:
             request["seed"] = self.seed
         return request
 
-    def _key(self, prompt: Prompt, messages_json: str, mode: str) -> str:
-        """request_hash(self._request(prompt, messages, mode)), from a template made once per prompt and mode."""
+    def _key(self, prompt: Prompt, user: str, mode: str) -> str:
+        """``request_hash(self._request(prompt, prompt.messages(...), mode))`` from the user message
+        alone (``user``, the prompt's template filled in): the rest of the request's canonical
+        JSON is a template made once per prompt and mode, so a cache hit builds no request."""
         template = self._templates.get((prompt.name, mode, prompt.system))
         if template is None:
-            text = canonical_json(self._request(prompt, _PLACEHOLDER, mode))
+            messages = [{"role": "system", "content": prompt.system}, {"role": "user", "content": _PLACEHOLDER}]
+            text = canonical_json(self._request(prompt, messages, mode))
             template = self._templates[(prompt.name, mode, prompt.system)] = text.split(canonical_json(_PLACEHOLDER), 1)
-        return hashlib.sha256((template[0] + messages_json + template[1]).encode("utf-8")).hexdigest()
+        return hashlib.sha256((template[0] + _ENCODE(user) + template[1]).encode("utf-8")).hexdigest()
 
     def _version(self, prompt: Prompt) -> str:
         return self._versions.get(prompt.system + prompt.user) or self._versions.setdefault(
@@ -388,7 +397,11 @@ class LLMJudge:
         rows = _rows(records)
         self.cache.preload()  # a rerun replays from memory
         results = self.run_flows(rows, self._flow, progress=progress)
-        return self._write(records, results)
+        with deferred_interrupt() as caught:  # Ctrl-C now: the judged records are still assembled
+            judged = self._write(records, results)
+        if caught:
+            self.stop()
+        return judged
 
     def _write(self, records, results) -> JudgedRecords:
         from ..records.schema import ARROW_TYPES as _ARROW_TYPES, FIELDS
@@ -401,7 +414,7 @@ class LLMJudge:
         types = {name: (_ARROW_TYPES[FIELDS[name]] if name in FIELDS else pa.list_(pa.string())) for name in names}
         provenance = [[] if r is None else r[1] for r in results]
         judged = write_columns(records, columns, provenance, types)
-        return JudgedRecords(judged, self.stats, sum(r is not None for r in results))
+        return JudgedRecords(judged, self.stats, sum(r is not None for r in results), _outcomes(results))
 
     def _output_columns(self):
         wanted = set(self.judgements)
@@ -410,6 +423,11 @@ class LLMJudge:
         if wanted & {"reference_claims_supported", "reference_claims_in_answer"}:
             yield "reference_claims"
         yield from (c for c in LLM_COLUMNS if c in wanted)
+
+
+def _outcomes(results: list) -> list:
+    """:func:`~evalsuite.judges._base.row_outcome` per record of a run's results (None: not finished)."""
+    return [None if r is None else row_outcome(r[1]) for r in results]
 
 
 def _rows(records) -> list[dict]:

@@ -20,14 +20,14 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import numpy as np
 import pyarrow as pa
 
 from ..errors import EvalSuiteError
 from ..metrics.context import entities_found
 from ..metrics.registry import JUDGED_METRICS, METRICS, judge_columns
-from ._base import JudgedRecords, JudgeStats, Provenance, write_columns
+from ._base import JudgedRecords, JudgeStats, Provenance, combine_rows, row_outcome, write_columns
 from .prompts import RAGAS_PROMPTS, _critique_prompt
+from .ragas_embeddings import SIMILARITY_METRICS, _rows, column_type, embedding_phase
 from .scheduler import Ask
 from .sentences import split_sentences
 from .ragas_needs import critique_column
@@ -39,9 +39,6 @@ def _judged_by(judge: str, metrics) -> set:
 
 
 # The metrics that read answer_similarity, which the embedding judge fills.
-_SIMILARITY_METRICS = frozenset(m for m in JUDGED_METRICS if "answer_similarity" in METRICS[m].columns)
-
-
 def _needs_llm(metric: str) -> bool:
     return "llm" in METRICS[metric].needs.judges
 
@@ -196,7 +193,7 @@ class RagasJudge:
                 for name in self.aspects:
                     for k in range(self.aspect_strictness):
                         planned[("critique", name, k, q, a)] = (len(a) + len(q) + 350, 8)
-            if _SIMILARITY_METRICS & m and a and r and a.strip() and r.strip():
+            if SIMILARITY_METRICS & m and a and r and a.strip() and r.strip():
                 texts.update((a, r))
         embed += len(texts)  # each distinct text is embedded once
         requests = len(planned)  # identical requests are sent once
@@ -256,6 +253,7 @@ class RagasJudge:
         total = n * len(phases)
         offset = 0
         done = {phase: 0 for phase in phases}
+        outcomes: dict = {}  # per phase, per record: row_outcome (None: not finished)
 
         def report(done, _total, stats):
             if progress is not None:
@@ -270,21 +268,22 @@ class RagasJudge:
                 finally:
                     self.llm.judgements = saved
                 records = judged.records
-                done["base"] = judged.done
+                done["base"], outcomes["base"] = judged.done, judged.rows
                 offset += n
             if "llm" in phases and not self._stopped():
-                records, ok = self._own_llm(records, own_llm, report)
-                done["llm"] = int(ok.sum())
+                records, outcomes["llm"] = self._own_llm(records, own_llm, report)
+                done["llm"] = sum(o is not None for o in outcomes["llm"])
                 offset += n
             if "embed" in phases and not self._stopped():
                 with self._deadline_timer():
-                    records, done["embed"] = self._embeddings(records, embeds, report)
+                    records, done["embed"], outcomes["embed"] = embedding_phase(self, records, embeds, report)
         except KeyboardInterrupt:
             self.stop()
         if self._stopped():
             reason = self.llm.control.reason if self.llm is not None else None
             self.stats.stopped = self.stats.stopped or reason or "interrupted"
-        return JudgedRecords(records, self.stats, min(done.values()) if done else n)
+        rows = combine_rows(*(outcomes.get(p, [None] * n) for p in phases)) if phases else None
+        return JudgedRecords(records, self.stats, min(done.values()) if done else n, rows)
 
     @contextlib.contextmanager
     def _deadline_timer(self):
@@ -316,10 +315,10 @@ class RagasJudge:
         table = records.table
         old = {c: (table.column(c).to_pylist() if c in table.column_names else [None] * len(rows)) for c in names}
         columns = {c: [old[c][i] if r is None else r[0].get(c, old[c][i]) for i, r in enumerate(results)] for c in names}
-        types = {c: _type(c) for c in names}
+        types = {c: column_type(c) for c in names}
         provenance = [[] if r is None else r[1] for r in results]
-        ok = np.array([r is not None for r in results], bool)
-        return write_columns(records, columns, provenance, types), ok
+        return write_columns(records, columns, provenance, types), [None if r is None else row_outcome(r[1])
+                                                                      for r in results]
 
     def _own_columns(self, wanted: set) -> list[str]:
         """The columns this judge's prompts fill for ``wanted`` (the registry's inputs judged by
@@ -430,85 +429,6 @@ class RagasJudge:
             out["context_entities"] = cn
             out["reference_entities_in_contexts"] = None if gn is None or cn is None else entities_found([gn], [cn])[0]
         return out, provs
-
-    def _embeddings(self, records, wanted: set, report):
-        """The embedding phase: ``(records, records done)``; Ctrl-C or :meth:`stop` end it at once."""
-        table = records.table
-        n = table.num_rows
-        rows = _rows(records)
-        columns: dict[str, list] = {}
-        provs: list[list[Provenance]] = [[] for _ in range(n)]
-        embedder = self.embedder
-        model = getattr(embedder, "model_id", None)
-        host = getattr(embedder, "endpoint_host", None)
-        done = np.ones(n, bool)
-        if wanted & _SIMILARITY_METRICS:
-            from .embedding import EmbeddingJudge
-
-            similarity = EmbeddingJudge(embedder)
-            similarity._stop = self._stop  # one stop for every phase
-            judged = similarity.judge(records)
-            records = judged.records
-            table = records.table
-            self.stats.add(rule_decided=judged.stats.rule_decided)
-            done[similarity.unfinished] = False  # pairs a stop left unembedded
-            if judged.stats.stopped:  # Ctrl-C while it embedded: the later phases do not run
-                self._stop.set()
-        if "answer_relevancy" in wanted and "generated_questions" in table.column_names and not self._stop.is_set():
-            generated = table.column("generated_questions").to_pylist()
-            old = (table.column("question_similarities").to_pylist() if "question_similarities" in table.column_names
-                   else [None] * n)
-            sims: list = list(old)
-            texts: list[str] = []
-            spans = []
-            for i, (row, gen) in enumerate(zip(rows, generated)):
-                if gen is None or row["question"] is None:
-                    continue
-                if not gen:
-                    sims[i] = []
-                    provs[i].append(self._rule("question_similarities", "no generated question"))
-                    continue
-                spans.append((i, len(texts), len(gen)))
-                texts += [row["question"], *gen]
-            if hasattr(embedder, "embed_partial"):
-                vectors, embedded, interrupted = embedder.embed_partial(texts, stop=self._stop) if texts else (
-                    np.zeros((0, 1)), np.zeros(0, bool), False)
-                if interrupted:
-                    self._stop.set()
-            else:
-                vectors, embedded = embedder.embed(texts) if texts else np.zeros((0, 1)), np.ones(len(texts), bool)
-            from .embedding import cosine_similarity
-
-            for i, start, k in spans:
-                if not embedded[start:start + 1 + k].all():
-                    done[i] = False
-                    continue
-                qv = np.repeat(vectors[start:start + 1], k, axis=0)
-                cos = cosine_similarity(qv, vectors[start + 1:start + 1 + k])
-                sims[i] = [float(min(1.0, max(0.0, x))) for x in cos]
-                provs[i].append(Provenance(column="question_similarities", judge="embedding", model=model,
-                                           endpoint_host=host))
-            columns["question_similarities"] = sims
-        elif "answer_relevancy" in wanted and self._stop.is_set():
-            done[:] = False
-        report(n, n, self.stats)
-        if columns:
-            records = write_columns(records, columns, provs, {c: _type(c) for c in columns})
-        return records, int(done.sum())
-
-
-def _type(column: str) -> pa.DataType:
-    from ..records.schema import ARROW_TYPES, field_kind
-
-    return ARROW_TYPES[field_kind(column)]
-
-
-def _rows(records) -> list[dict]:
-    table = records.table
-    n = table.num_rows
-    cols = {name: (table.column(name).to_pylist() if name in table.column_names else [None] * n)
-            for name in ("question", "answer", "reference", "contexts")}
-    return [{name: cols[name][i] for name in cols} for i in range(n)]
 
 
 def score_texts(metric: str, texts, judge: RagasJudge, **options):

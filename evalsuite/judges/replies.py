@@ -147,8 +147,29 @@ def reply_value(prompt: Prompt, response: dict, mode: str, n_claims: int | None 
         return None, "truncated"
     if response.get("refusal") or response.get("content") is None:
         return None, "refusal"
+    content = response["content"]
+    if len(content) > _SHORT:
+        return _parse(prompt, content, mode, n_claims)
+    # Short replies (a verdict, a few verdicts) repeat across a run: each is read once. The
+    # reading depends only on the prompt's kind, the mode, the claims expected and the text.
+    memo = (prompt.kind, mode, n_claims, content)
+    found = _READ.get(memo)
+    if found is None:
+        found = _parse(prompt, content, mode, n_claims)
+        if len(_READ) < _READ_MAX:
+            _READ[memo] = found
+    value, reason = found
+    return (list(value) if isinstance(value, list) else value), reason  # a list is the caller's own
+
+
+_SHORT = 64
+_READ_MAX = 4096
+_READ: dict = {}
+
+
+def _parse(prompt: Prompt, content: str, mode: str, n_claims: int | None) -> tuple[Any, str | None]:
     try:
-        return parse_reply(prompt, response["content"], mode, n_claims), None
+        return parse_reply(prompt, content, mode, n_claims), None
     except ValueError:
         return None, "malformed"
 

@@ -15,17 +15,72 @@ requests. The first reason to stop wins and is kept with a message in words:
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import signal
 import threading
 import time
 from collections import Counter
 
-__all__ = ["RunControl", "STOP_REASONS", "DEFAULT_BREAKER"]
+__all__ = ["RunControl", "STOP_REASONS", "DEFAULT_BREAKER", "SILENCE_FACTOR", "CHECK_SECONDS", "GRACE_SECONDS",
+           "default_silence", "silent_endpoint_bound", "deferred_interrupt"]
 
 #: Why a run can stop before its end.
 STOP_REASONS = ("interrupted", "budget", "deadline", "endpoint failing")
 #: Failed attempts in a row that open the circuit breaker (default).
 DEFAULT_BREAKER = 10
+#: The no-reply window that opens the breaker, as a multiple of the per-request timeout (default).
+SILENCE_FACTOR = 1.5
+#: Seconds between the request loop's checks of the deadline and the silence while it waits.
+CHECK_SECONDS = 0.2
+#: Seconds calls in flight get to finish after a stop (Ctrl-C, Cancel, deadline, breaker).
+GRACE_SECONDS = 1.5
+
+
+def default_silence(timeout: float) -> float:
+    """The no-reply window of a run whose requests wait ``timeout`` seconds for a reply: long
+    enough for a slow reply to come, short enough that a silent endpoint fails in under a minute
+    with the default timeout (30 s -> 45 s).
+
+    Examples
+    --------
+    >>> default_silence(30.0)
+    45.0
+    """
+    return SILENCE_FACTOR * float(timeout)
+
+
+def silent_endpoint_bound(silence: float | None, grace: float = GRACE_SECONDS) -> float | None:
+    """The most seconds a run waits on an endpoint that never answers (it accepts connections, or
+    they time out) before it stops with ``endpoint failing``: the no-reply window, one check of
+    the request loop, and the grace its calls in flight get. None when there is no window.
+
+    Refused connections and error replies open the breaker sooner (after ``breaker`` attempts in
+    a row); the per-request and connect timeouts only make attempts fail sooner: failed attempts
+    do not restart the window, so they cannot make the run wait longer.
+
+    Examples
+    --------
+    >>> silent_endpoint_bound(default_silence(30.0))
+    46.7
+    """
+    return None if silence is None else round(silence + CHECK_SECONDS + grace, 3)
+
+
+@contextlib.contextmanager
+def deferred_interrupt():
+    """Ctrl-C waits for the block to finish (assembling or writing the judged records: what was
+    judged is never thrown away half-made); yields a list that holds True if it came meanwhile.
+    Outside the main thread (no signal handler can be set there) it defers nothing."""
+    caught: list[bool] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield caught
+        return
+    previous = signal.signal(signal.SIGINT, lambda *_: caught.append(True))
+    try:
+        yield caught
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class RunControl:

@@ -34,16 +34,13 @@ from typing import Any, Callable
 
 from ..errors import EvalSuiteError
 from ._base import Provenance
-from ._cache import messages_json
 from .replies import reply_value
-from .run_control import STOP_REASONS
+from .run_control import CHECK_SECONDS, GRACE_SECONDS, STOP_REASONS
 from .transport import Failure, ModeRejected, backoff_wait
 
 __all__ = ["Ask", "RequestLoop", "GRACE_SECONDS"]
 
-#: Seconds calls in flight get to finish after a stop (Ctrl-C, Cancel, deadline, breaker).
-GRACE_SECONDS = 1.5
-_SLICE = 0.2          # seconds between checks while waiting for replies
+_SLICE = CHECK_SECONDS  # seconds between checks while waiting for replies
 _HEARTBEAT = 0.5      # seconds between progress reports while waiting
 _STOPPED = tuple(f"missing: {reason}" for reason in STOP_REASONS)
 
@@ -90,7 +87,7 @@ class _Call:
     request: dict
     mode: str
     bound: float
-    waiters: list = field(default_factory=list)  # (step, slot, ask, messages, messages_text, provenance)
+    waiters: list = field(default_factory=list)  # (step, slot, ask, user message, provenance)
     admitted: bool = False  # the budget admitted it (its bound is reserved until its reply is read)
 
 
@@ -230,47 +227,49 @@ class RequestLoop:
 
     def _resolve(self, step: _Step, slot: int, ask: Ask) -> None:
         judge = self.judge
-        messages = ask.prompt.messages(**ask.fields)
         prov = Provenance(column=ask.column, judge="llm", model=judge.model, endpoint_host=judge.endpoint_host,
                           prompt_version=judge._version(ask.prompt), index=ask.index)
-        self._try(step, slot, ask, messages, messages_json(messages), prov)
+        # The request's key comes from the user message alone (the rest is the prompt's template):
+        # a cache hit builds no request and no message list.
+        self._try(step, slot, ask, ask.prompt.user.format(**ask.fields), prov)
 
-    def _try(self, step, slot, ask, messages, messages_text, prov) -> None:
+    def _try(self, step, slot, ask, user: str, prov) -> None:
         judge = self.judge
         modes = judge.modes[judge._mode_index:]
-        for mode in modes:
-            key = judge._key(ask.prompt, messages_text, mode)
-            hit = judge.cache.get(key)
-            if hit is not None:
-                self.stats.add(cache_hits=1)
-                self._answer(step, slot, ask, hit, mode, key, prov, cached=True)
-                return
         if not modes:
             return self._missing(step, slot, prov, "every output mode rejected")
-        mode = modes[0]
-        key = judge._key(ask.prompt, messages_text, mode)
+        first = None
+        for mode in modes:
+            key = judge._key(ask.prompt, user, mode)
+            first = first or key
+            hit = judge.cache.get(key)
+            if hit is not None:
+                self._answer(step, slot, ask, hit, mode, key, prov, cached=True)
+                return
+        mode, key = modes[0], first
         call = self.calls.get(key)
         if call is not None:  # single-flight: the same request is in flight; its answer serves this ask too
-            call.waiters.append((step, slot, ask, messages, messages_text, prov))
+            call.waiters.append((step, slot, ask, user, prov))
             return
         if self.control.stopped:
             return self._missing(step, slot, prov, self.control.reason or "interrupted")
-        request = judge._request(ask.prompt, messages, mode)
+        request = judge._request(ask.prompt, ask.prompt.messages(**ask.fields), mode)
         bound = judge._bound(request) if judge.budget is not None else 0.0
-        call = self.calls[key] = _Call(key, request, mode, bound, [(step, slot, ask, messages, messages_text, prov)])
+        call = self.calls[key] = _Call(key, request, mode, bound, [(step, slot, ask, user, prov)])
         self._send(call)
 
-    def _answer(self, step, slot, ask, response, mode, key, prov, cached: bool, attempts: int = 1) -> None:
+    def _answer(self, step, slot, ask, response, mode, key, prov, cached: bool, attempts: int = 1,
+                shared: bool = False) -> None:
+        """Read a reply (``cached``: from the cache, or ``shared`` with an identical call in flight)."""
         prov.mode, prov.request_hash, prov.cached = mode, key, cached
         prov.prompt_tokens, prov.completion_tokens = response.get("prompt_tokens"), response.get("completion_tokens")
         prov.latency_ms = response.get("latency_ms")
         if attempts > 1:
             prov.attempts = attempts
-        self.stats.add(judgements=1)
         value, reason = reply_value(ask.prompt, response, mode, ask.n_claims)
+        self.stats.answered(reason is None, cached, shared)
         if reason is not None:
             return self._missing(step, slot, prov, reason)
-        self.stats.add(ok=1)
         self._settle(step, slot, value, prov)
 
     def _missing(self, step, slot, prov: Provenance, reason: str) -> None:
@@ -292,15 +291,14 @@ class RequestLoop:
                 pt, ct = payload.get("prompt_tokens") or 0, payload.get("completion_tokens") or 0
                 self.stats.add(prompt_tokens=pt, completion_tokens=ct, cost=judge._cost(pt, ct))
         if kind == "ok":
-            for n, (step, slot, ask, _, _, prov) in enumerate(call.waiters):
-                if n:
-                    self.stats.add(cache_hits=1, shared=1)
-                self._answer(step, slot, ask, payload, call.mode, call.key, prov, cached=n > 0, attempts=attempts)
+            for n, (step, slot, ask, _, prov) in enumerate(call.waiters):
+                self._answer(step, slot, ask, payload, call.mode, call.key, prov, cached=n > 0, attempts=attempts,
+                             shared=n > 0)
         elif kind == "mode":
-            for step, slot, ask, messages, messages_text, prov in call.waiters:
-                self._try(step, slot, ask, messages, messages_text, prov)
+            for step, slot, ask, user, prov in call.waiters:
+                self._try(step, slot, ask, user, prov)
         elif kind == "failed":
-            for step, slot, ask, _, _, prov in call.waiters:
+            for step, slot, ask, _, prov in call.waiters:
                 prov.mode, prov.request_hash, prov.attempts = call.mode, call.key, attempts
                 self._missing(step, slot, prov, payload)
         elif kind == "error":
@@ -308,7 +306,7 @@ class RequestLoop:
             self.control.stop("error", str(payload))
             self._abandon()
         else:  # "stopped": never sent
-            for step, slot, ask, _, _, prov in call.waiters:
+            for step, slot, ask, _, prov in call.waiters:
                 self._missing(step, slot, prov, self.control.reason or "interrupted")
 
     def _abandon(self) -> None:
@@ -317,7 +315,7 @@ class RequestLoop:
         while self.calls:
             key, call = next(iter(self.calls.items()))
             del self.calls[key]
-            for step, slot, ask, _, _, prov in call.waiters:
+            for step, slot, ask, _, prov in call.waiters:
                 self._missing(step, slot, prov, reason)
 
     # -- the senders ----------------------------------------------------------------------------

@@ -9,7 +9,10 @@
 - :mod:`~evalsuite.records.table`: :class:`~evalsuite.records.table.Records` and how one is built
   and combined;
 - :mod:`~evalsuite.records.evaluation`: :func:`~evalsuite.records.evaluation.evaluate_records`,
-  every metric the records' fields allow, per system;
+  every metric the records' fields allow, per system (corpus values as exact means, the same
+  however the records are split);
+- :mod:`~evalsuite.records.per_record`: the per-request values (the registry loop) and the scope
+  that makes each per-system choice from all the records (one machine, or every Dask partition);
 - :mod:`~evalsuite.records.attribution`: the failure stage of each failed request, from its
   judgements (or, for traces, the span where its first error began);
 - :mod:`~evalsuite.records.traces`: records built from trace spans (stages, failures, tokens);

@@ -21,15 +21,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import EvalSuiteError
-from ..metrics.functions import kernel
 from ..metrics.judgement_lists import CRITIQUE_PREFIX
 from ..metrics.operational import (
     FAILURE_STAGES, LATENCY_STATISTICS, failure_attribution, latency_summary, task_success_rate,
 )
-from ..metrics.registry import DEFAULTS, GIVEN_NAMES, LOWER_IS_BETTER, METRICS
+from ..metrics.registry import GIVEN_NAMES, LOWER_IS_BETTER, METRICS
 from ..score import Score
 from .attribution import attribute_failures
-from .schema import _LATENCY_FIELD
+from .judged_by import filled_label, merge_summaries
+from .per_record import (
+    conform_table, declared_scores, latency_columns, merge_surveys, per_record_metrics, survey_records,
+)
 from .table import Records
 
 __all__ = ["RecordsReport", "evaluate_records", "CONVENTIONS"]
@@ -139,164 +141,6 @@ CONVENTIONS = {
 }
 
 
-# The RAG metrics evaluate_records computes from judgement columns, in registry order. A metric
-# whose one input is its own column (answer_similarity) is read as given: there is nothing to compute.
-_JUDGED = tuple(m for m in METRICS.values() if m.kind in ("context", "answer") and m.inputs
-                and m.columns != (m.name,))
-
-
-def _per_record_metrics(table: pa.Table, compat: str | None, k: int, rel_level: float, warnings: list,
-                        given: list, sources: dict | None = None) -> dict[str, np.ndarray]:
-    """Every metric the fields allow, one value per record (NaN = undefined).
-
-    One loop over the registry's RAG entries: an entry whose input columns are present runs its
-    per-request kernel on them (``critique_<name>``: once per such column). Metric values the
-    file carries itself (:data:`~evalsuite.metrics.registry.GIVEN_NAMES`) are used as given for
-    each system whose records have none of their judgement columns; their names are appended to
-    ``given`` and each system's source is put in ``sources``.
-    """
-    sources = {} if sources is None else sources
-    names = set(table.column_names)
-    n = table.num_rows
-    out: dict[str, np.ndarray] = {}
-
-    def has(name):
-        return name in names and table.column(name).null_count < n
-
-    present = {name for name in names if has(name)}
-    for entry in _JUDGED:
-        if entry.inputs[0].pattern:  # aspect critiques: one metric per critique_<name> column
-            for name in sorted(c for c in present if c.startswith(CRITIQUE_PREFIX) and len(c) > len(CRITIQUE_PREFIX)):
-                out[name] = _run_kernel(entry, {entry.inputs[0].argument: table.column(name)}, compat)
-            continue
-        chosen = entry.usable_inputs(present)
-        if chosen is None:
-            found = [i.column for i in entry.inputs if i.column in present]
-            if found:
-                warnings.append(f"{entry.name} needs {', '.join(i.column for i in entry.inputs if i.required)}; "
-                                f"these records have only {', '.join(found)}")
-            continue
-        values = _run_kernel(entry, {i.argument: table.column(i.column) for i in chosen}, compat)
-        if values is not None:
-            out[entry.name] = _per_system_optional_inputs(entry, chosen, table, values, compat, sources)
-    if has("success"):
-        out["success"] = _run_kernel(METRICS["success"], {"outcomes": table.column("success")}, compat)
-    if has("context_ids") and has("relevant_ids"):
-        out.update(_ranking_per_record(table, k, rel_level))
-    _choose_sources(table, out, warnings, given, sources)
-    return out
-
-
-def _per_system_optional_inputs(entry, chosen, table: pa.Table, values: np.ndarray, compat: str | None,
-                                sources: dict) -> np.ndarray:
-    """An entry with optional inputs (answer_correctness's similarity) uses them for a system only
-    when that system's records have them: a system without them gets the metric without them (F1
-    alone), not NaN because another loaded system has them. Which inputs each system's value used
-    goes to ``sources[system]["inputs:" + metric]``."""
-    optional = [i for i in chosen if not i.required]
-    if not optional:
-        return values
-    systems = table.column("system").to_numpy(zero_copy_only=False)
-    valid = {i.column: table.column(i.column).combine_chunks().is_valid().to_numpy(zero_copy_only=False)
-             for i in optional}
-    values = values.copy()
-    for system in pd.unique(systems).tolist():
-        rows = np.flatnonzero(systems == system)
-        absent = [i for i in optional if not valid[i.column][rows].any()]
-        used = [i for i in chosen if i not in absent]
-        note = "; ".join([f"with {i.column}" for i in optional if i not in absent]
-                         + [f"without {i.column}" for i in absent])
-        sources.setdefault(system, {})["inputs:" + entry.name] = note
-        if absent:
-            part = table.take(pa.array(rows))
-            again = _run_kernel(entry, {i.argument: part.column(i.column) for i in used}, compat)
-            values[rows] = np.nan if again is None else again
-    return values
-
-
-def _run_kernel(entry, columns: dict, compat: str | None) -> np.ndarray | None:
-    """An entry's per-request kernel on record columns (its arguments -> Arrow arrays)."""
-    columns = {a: c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for a, c in columns.items()}
-    values = kernel(entry)(**columns, compat=compat, **entry.kernel_arguments)
-    return None if values is None else np.asarray(values, dtype=np.float64)
-
-
-def _choose_sources(table: pa.Table, out: dict, warnings: list, given: list, sources: dict) -> None:
-    """Per system and metric: computed from the judgement lists when that system's records have
-    any, else the value its file gives (a RAGAS export's column). Decided for each system on its
-    own rows, so what else is loaded never changes a system's values. Fills ``sources``
-    (system -> metric -> "computed from the judgements" / "given in the file")."""
-    n = table.num_rows
-    names = set(table.column_names)
-    systems = table.column("system").to_numpy(zero_copy_only=False)
-    groups = {s: np.flatnonzero(systems == s) for s in pd.unique(systems).tolist()}
-    for system in groups:
-        sources.setdefault(system, {})
-    critiques = [c for c in out if c.startswith(CRITIQUE_PREFIX)]
-    for metric, inputs in (*((m.name, m.columns) for m in _JUDGED), *((c, (c,)) for c in critiques)):
-        if metric in out:
-            judged = np.zeros(n, dtype=bool)
-            for name in inputs:
-                if name in names:  # a metric may come from one of several inputs (entities: two ways)
-                    judged |= table.column(name).combine_chunks().is_valid().to_numpy(zero_copy_only=False)
-            for system, rows in groups.items():
-                if judged[rows].any():
-                    sources[system][metric] = "computed from the judgements"
-    for metric in GIVEN_NAMES:
-        if metric not in names or table.column(metric).null_count == n:
-            continue
-        column = table.column(metric).combine_chunks()
-        values = column.cast(pa.float64()).to_numpy(zero_copy_only=False)
-        has_value = column.is_valid().to_numpy(zero_copy_only=False)
-        merged = out.get(metric, np.full(n, np.nan)).copy()
-        used = False
-        for system, rows in groups.items():
-            if sources[system].get(metric) == "computed from the judgements":
-                if has_value[rows].any():
-                    warnings.append(f"{system}: {metric} computed from its judgement lists; the file's own {metric} "
-                                    "column is not used for this system")
-                continue
-            if has_value[rows].any():
-                merged[rows] = values[rows]
-                sources[system][metric] = "given in the file"
-                used = True
-        out[metric] = merged
-        if used:
-            given.append(metric)
-
-
-def _declared_scores(records: Records, out: dict, warnings: list, given: list, sources: dict) -> None:
-    """Scores the exporting tool declares beyond the fields (``Records.score_columns``: a DeepEval
-    G-Eval metric, a TruLens feedback of the user's own), used as given when they are numbers in
-    0..1 (NaN = undefined); otherwise left unused, with a warning."""
-    table = records.table
-    systems = table.column("system").to_numpy(zero_copy_only=False)
-    for name in records.score_columns:
-        if name in out or name not in table.column_names:
-            continue
-        column = table.column(name).combine_chunks()
-        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):  # CSV cells, as read
-            try:
-                column = pc.cast(pc.if_else(pc.equal(pc.utf8_trim_whitespace(column), ""), None, column), pa.float64())
-            except pa.ArrowInvalid:
-                pass
-        if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type) or pa.types.is_null(column.type)):
-            warnings.append(f"{name}: a score column that does not hold numbers; not used")
-            continue
-        values = column.cast(pa.float64()).to_numpy(zero_copy_only=False)
-        finite = values[~np.isnan(values)]
-        if finite.size == 0:
-            continue
-        if finite.min() < 0 or finite.max() > 1:
-            warnings.append(f"{name}: scores outside 0..1 ({finite.min():g} to {finite.max():g}); not used")
-            continue
-        out[name] = values
-        given.append(name)
-        for system in pd.unique(systems).tolist():
-            if (~np.isnan(values[systems == system])).any():
-                sources.setdefault(system, {})[name] = "given in the file"
-
-
 def _source_of(sources: dict, system: str, metric: str) -> str:
     """Where a system's value of a metric comes from (ranking metrics and success: the records)."""
     found = sources.get(system, {}).get(metric)
@@ -306,99 +150,6 @@ def _source_of(sources: dict, system: str, metric: str) -> str:
         return "none"  # neither judgements nor a given value for this system
     return "computed from the records"
 
-
-def _ranking_per_record(table: pa.Table, k: int, rel_level: float) -> dict[str, np.ndarray]:
-    """Ranking metrics per record from context_ids (rank order) and relevant_ids, vectorised.
-
-    Each record is its own query. Retrieved and relevant ids are matched within a record by a
-    sort-merge on (record, hashed id) keys - both sides are grouped by record already, so the
-    sort is cheap - and every match is confirmed on the strings. The metrics then come from the
-    same kernel as :func:`evalsuite.evaluate`, so the conventions are identical.
-    """
-    from ..utils.keys import group_keys, string_keys
-    from ..metrics.names import MetricSpec
-    from ..utils.checks import group_positions
-    from ..metrics.ranking_kernel import JudgedRanking, compute_metrics
-
-    n = table.num_rows
-    retrieved = table.column("context_ids").combine_chunks()
-    relevant = table.column("relevant_ids").combine_chunks()
-    grades_all = table.column("relevant_grades").combine_chunks()
-    has_both = retrieved.is_valid().to_numpy(zero_copy_only=False) & relevant.is_valid().to_numpy(zero_copy_only=False)
-    specs = [MetricSpec(f"{base}@{k}", base, k) for base in DEFAULTS["records"]]
-    out = {spec.name: np.full(n, np.nan) for spec in specs}
-    if not has_both.any():
-        return out
-    run_parent = pc.list_parent_indices(retrieved).to_numpy(zero_copy_only=False).astype(np.int64)
-    rel_parent = pc.list_parent_indices(relevant).to_numpy(zero_copy_only=False).astype(np.int64)
-    run_keep = np.flatnonzero(has_both[run_parent])
-    rel_keep = np.flatnonzero(has_both[rel_parent])
-    run_docs = pc.list_flatten(retrieved).take(pa.array(run_keep))
-    rel_docs = pc.list_flatten(relevant).take(pa.array(rel_keep))
-    run_parent, rel_parent = run_parent[run_keep], rel_parent[rel_keep]
-    grades = pc.list_flatten(grades_all).take(pa.array(rel_keep)).to_numpy(zero_copy_only=False)
-
-    run_keys = group_keys(run_parent, string_keys(run_docs), n)
-    rel_keys = group_keys(rel_parent, string_keys(rel_docs), n)
-    order = np.argsort(rel_keys, kind="stable")
-    sorted_rel = rel_keys[order]
-    row_grade = np.zeros(run_parent.size)
-    row_judged = np.zeros(run_parent.size, dtype=bool)
-    if sorted_rel.size:
-        pos = np.minimum(np.searchsorted(sorted_rel, run_keys), sorted_rel.size - 1)
-        hit = np.flatnonzero(sorted_rel[pos] == run_keys)
-        match = order[pos[hit]]
-        same = (rel_parent[match] == run_parent[hit]) & pc.equal(
-            run_docs.take(pa.array(hit)), rel_docs.take(pa.array(match))).to_numpy(zero_copy_only=False)
-        if not same.all() or (sorted_rel.size > 1 and bool(np.any(sorted_rel[1:] == sorted_rel[:-1]))):
-            # A 40-bit key collision inside one record (odds about 2**-40): match those exactly.
-            return _ranking_per_record_exact(table, k, rel_level, has_both, out, specs)
-        row_grade[hit] = grades[match]
-        row_judged[hit] = True
-    rel_order = np.lexsort((-grades, rel_parent))
-    judged = JudgedRanking(
-        n_queries=n,
-        row_query=run_parent,
-        row_rank=group_positions(run_parent),
-        row_grade=row_grade,
-        row_judged=row_judged,
-        n_retrieved=np.bincount(run_parent, minlength=n),
-        judged_query=rel_parent[rel_order],
-        judged_grade=grades[rel_order],
-    )
-    values = compute_metrics(judged, specs, rel_level)
-    for spec in specs:
-        out[spec.name][has_both] = values[spec.name][has_both]
-    return out
-
-
-def _ranking_per_record_exact(table, k, rel_level, has_both, out, specs) -> dict[str, np.ndarray]:
-    """The list API on each record with both lists: the exact path after a hash collision."""
-    from ..metrics.ranking_kernel import compute_metrics
-    from ..metrics.ranking import judged_ranking_from_lists
-
-    rows = np.flatnonzero(has_both)
-    retrieved = table.column("context_ids").combine_chunks().take(pa.array(rows)).to_pylist()
-    ids = table.column("relevant_ids").combine_chunks().take(pa.array(rows)).to_pylist()
-    grades = table.column("relevant_grades").combine_chunks().take(pa.array(rows)).to_pylist()
-    relevant = [dict(zip(i, g)) for i, g in zip(ids, grades)]
-    values = compute_metrics(judged_ranking_from_lists(relevant, retrieved), specs, rel_level)
-    for spec in specs:
-        out[spec.name][rows] = values[spec.name]
-    return out
-
-
-def _latency_columns(table: pa.Table) -> dict[str, str]:
-    """Latency column -> stage name ("end_to_end" for latency_ms)."""
-    out = {}
-    for name in table.column_names:
-        if name == "latency_ms":
-            out[name] = "end_to_end"
-        else:
-            match = _LATENCY_FIELD.match(name)
-            if match:
-                out[name] = match.group(1)
-    return out
 
 
 def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, compat: str | None = None,
@@ -465,60 +216,187 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
     check_rel_level(rel_level)
     if not isinstance(records, Records):
         raise EvalSuiteError("expected Records (from evalsuite.read_records)", field="records", value=type(records).__name__)
-    table = records.table
-    warnings = list(records.warnings)
+    scope = merge_surveys([survey_records(records)])
+    part = evaluate_part(records, scope, k=k, rel_level=rel_level, compat=compat, failure_stages=failure_stages,
+                         keep_values=True)
+    return finish_report([part], scope, warnings=list(records.warnings), source=records.source, fields=records.fields,
+                         k=k, rel_level=rel_level, compat=compat, confidence=confidence,
+                         failure_stages=failure_stages, per_query=part.per_query)
+
+
+@dataclass
+class RecordsPart:
+    """What one part of the records gives the per-system summaries: exact sums and counts, not
+    per-record values (except the latencies, whose percentiles need every value, in record order)."""
+
+    n_records: int
+    metrics: list
+    has_success: bool
+    has_stage: bool
+    latencies: dict
+    warnings: list
+    given: list
+    sources: dict
+    n: dict = field(default_factory=dict)  # system -> records
+    sums: dict = field(default_factory=dict)  # system -> metric -> ExactSum of the defined values
+    success: dict = field(default_factory=dict)  # system -> (successes, failures, unknown)
+    stages: dict = field(default_factory=dict)  # system -> counts per stage of the taxonomy
+    unattributed: dict = field(default_factory=dict)  # system -> failed requests without a stage
+    latency: dict = field(default_factory=dict)  # (system, column) -> float64 Arrow array (nulls kept)
+    columns: list = field(default_factory=list)  # of the per-record table
+    values: dict | None = None  # system -> metric -> (values, query ids): one machine keeps them
+    stage_arrays: dict = field(default_factory=dict)  # system -> its requests' stages (one machine)
+    per_query: pd.DataFrame | None = None
+
+
+def evaluate_part(records: Records, scope, *, k: int, rel_level: float, compat: str | None,
+                  failure_stages: Sequence[str], keep_values: bool = False) -> RecordsPart:
+    """Per-record values of (a part of) the records, and their per-system sums and counts.
+
+    ``scope`` (:func:`~evalsuite.records.per_record.merge_surveys`) makes the per-system choices
+    those of all the records; ``keep_values`` keeps the per-record values (one machine)."""
+    from ..utils.exact_sum import ExactSum
+
+    table = conform_table(records.table, scope)
+    if table is not records.table:
+        records = Records(table, source=records.source, warnings=records.warnings, aliases=records.aliases,
+                          extra_columns=records.extra_columns, score_columns=records.score_columns)
+    warnings: list[str] = []
     given: list[str] = []
     sources: dict[str, dict[str, str]] = {}
-    values = _per_record_metrics(table, compat, k, rel_level, warnings, given, sources)
-    _declared_scores(records, values, warnings, given, sources)
-    latencies = _latency_columns(table)
+    values = per_record_metrics(table, scope, compat, k, rel_level, warnings, given, sources)
+    declared_scores(table, scope, values, warnings, given, sources)
+    latencies = latency_columns(table)
     systems = table.column("system").to_numpy(zero_copy_only=False)
     query_ids = table.column("query_id").to_numpy(zero_copy_only=False)
-    order = pd.unique(systems).tolist()
     per_query = pd.DataFrame({"system": systems, "query_id": query_ids})
     for name, arr in values.items():
         per_query[name] = arr
-    for name in latencies:
-        per_query[name] = table.column(name).combine_chunks().cast(pa.float64()).to_numpy(zero_copy_only=False)
+    latency_arrays = {name: table.column(name).combine_chunks().cast(pa.float64()) for name in latencies}
+    for name, arr in latency_arrays.items():
+        per_query[name] = arr.to_numpy(zero_copy_only=False)
     stage_column = _failure_stages(records, rel_level, failure_stages, warnings)
-    has_stage = stage_column is not None
-    if not values and not latencies and not has_stage:
+    metrics = [m for m in values if m != "success"]
+    part = RecordsPart(n_records=table.num_rows, metrics=metrics, has_success="success" in values,
+                       has_stage=stage_column is not None, latencies=latencies, warnings=warnings, given=given,
+                       sources=sources, columns=list(per_query.columns), values={} if keep_values else None,
+                       per_query=per_query)
+    failed = values["success"] == 0 if "success" in values else None
+    codes = pd.Categorical(systems, categories=list(scope.systems)).codes
+    for number, system in enumerate(scope.systems):
+        rows = np.flatnonzero(codes == number)
+        part.n[system] = int(rows.size)
+        part.sums[system] = {}
+        for m in metrics:
+            chosen = values[m][rows]
+            part.sums[system][m] = ExactSum.of(chosen[~np.isnan(chosen)])
+        if keep_values:
+            ids = query_ids[rows].tolist()
+            part.values[system] = {m: (values[m][rows], ids) for m in values}
+        if "success" in values:
+            outcome = values["success"][rows]
+            successes = int(np.count_nonzero(outcome == 1))
+            failures = int(np.count_nonzero(outcome == 0))
+            part.success[system] = (successes, failures, int(rows.size) - successes - failures)
+        if stage_column is not None:
+            stages = stage_column.take(pa.array(rows))
+            part.stages[system] = failure_attribution(stages, taxonomy=failure_stages).params["stages"]
+            if keep_values:
+                part.stage_arrays[system] = stages
+            if failed is not None:
+                part.unattributed[system] = int(np.sum(failed[rows] & ~stages.is_valid().to_numpy(zero_copy_only=False)))
+        for column, arr in latency_arrays.items():
+            part.latency[system, column] = arr.take(pa.array(rows))
+    return part
+
+
+def _merged_sources(parts: Sequence[RecordsPart]) -> dict:
+    """The parts' sources (the same in every part: made from the scope), with each given metric's
+    judge provenance summed over the parts and put in words (:func:`filled_label`)."""
+    sources = {system: dict(per) for system, per in parts[0].sources.items()}
+    for system, per in sources.items():
+        for key in [k for k in per if k.startswith("provenance:")]:
+            metric = key.removeprefix("provenance:")
+            merged = merge_summaries(p.sources.get(system, {}).get(key) for p in parts)
+            per[metric] = filled_label(merged) or "given in the file"
+            del per[key]
+    return sources
+
+
+def _stage_labels(counts: dict, n: int) -> pa.Array:
+    """Stage labels of ``n`` requests with these counts per stage (the rest did not fail)."""
+    labels = pa.array([*counts, None], pa.string())
+    index = np.repeat(np.arange(len(counts) + 1), [*counts.values(), n - sum(counts.values())])
+    return labels.take(pa.array(index))
+
+
+def finish_report(parts: Sequence[RecordsPart], scope, *, warnings: list, source, fields, k: int, rel_level: float,
+                  compat: str | None, confidence: float, failure_stages: Sequence[str],
+                  per_query: pd.DataFrame) -> RecordsReport:
+    """The report from the parts' sums and counts (in the parts' order, which is the records' order).
+
+    A metric's corpus value is the exact mean of its defined values (:class:`ExactSum`, rounded
+    once), so one machine and any split of the records give the same number; the Wilson interval
+    and failure shares come from the counts; the latency percentiles from every value, in order."""
+    first = parts[0]
+    warnings = [*warnings, *first.warnings]
+    has_stage = any(p.has_stage for p in parts)
+    if not first.metrics and not first.has_success and not first.latencies and not has_stage:
         raise EvalSuiteError(
             "these records hold no field any metric can use (judgement lists, success, failure_stage, latency_ms, "
-            f"latency_<stage>_ms, or context_ids with relevant_ids); fields found: {', '.join(records.fields)}",
-            source=records.source, field="fields")
-    metrics = [m for m in values if m != "success"]
+            f"latency_<stage>_ms, or context_ids with relevant_ids); fields found: {', '.join(fields)}",
+            source=source, field="fields")
+    metrics, order = first.metrics, list(scope.systems)
+    sources = _merged_sources(parts)
+    kept = first.values if len(parts) == 1 else None
     scores: dict[str, dict[str, Score]] = {}
     task_success: dict[str, Score] = {}
     failures: dict[str, Score] = {}
     latency_rows, failure_rows = [], []
-    groups = {s: np.flatnonzero(systems == s) for s in order}
-    for system, rows in groups.items():
-        ids = query_ids[rows].tolist()
-        scores[system] = {m: Score(values[m][rows], {
-            "metric": m, "system": system, "compat": compat,
-            "source": _source_of(sources, system, m),
-            **({"inputs": sources[system]["inputs:" + m]} if "inputs:" + m in sources.get(system, {}) else {}),
-            "convention": "value given in the file (e.g. a RAGAS export), averaged where defined"
-            + ("; lower is better" if m in LOWER_IS_BETTER else "")
-            if _source_of(sources, system, m) == "given in the file"
-            else _convention(m, k)}, query_ids=ids) for m in metrics}
-        if "success" in values:
-            outcome = values["success"][rows]
-            task_success[system] = task_success_rate(outcome, confidence=confidence)
+    for system in order:
+        n = sum(p.n[system] for p in parts)
+        scores[system] = {}
+        for m in metrics:
+            total = sum((p.sums[system][m] for p in parts[1:]), parts[0].sums[system][m])
+            params = {"metric": m, "system": system, "compat": compat, "source": _source_of(sources, system, m),
+                      **({"inputs": sources[system]["inputs:" + m]} if "inputs:" + m in sources.get(system, {}) else {}),
+                      "convention": "value given in the file (e.g. a RAGAS export, or a judge's column), averaged where defined"
+                      + ("; lower is better" if m in LOWER_IS_BETTER else "")
+                      if _source_of(sources, system, m).startswith(("given in the file", "filled by"))
+                      else _convention(m, k)}
+            if kept is not None:
+                per_record, ids = kept[system][m]
+                scores[system][m] = Score(per_record, params, query_ids=ids, value=total.mean())
+            else:  # the per-record values stay with the workers (or in their files)
+                scores[system][m] = Score(np.empty(0), {**params, "n": n, "n_defined": total.count,
+                                                        "coverage": total.count / n if n else 0.0}, value=total.mean())
+        if first.has_success:
+            if kept is not None:
+                task_success[system] = task_success_rate(kept[system]["success"][0], confidence=confidence)
+            else:
+                s, f, u = (sum(p.success[system][i] for p in parts) for i in range(3))
+                rate = task_success_rate(np.repeat([1.0, 0.0, np.nan], [s, f, u]), confidence=confidence)
+                task_success[system] = Score(np.empty(0), rate.params, value=float(rate))
         if has_stage:
-            stages = stage_column.take(pa.array(rows))
-            failures[system] = failure_attribution(stages, taxonomy=failure_stages)
-            n_unattributed = 0
-            if "success" in values:
-                n_unattributed = int(np.sum((values["success"][rows] == 0) & ~stages.is_valid().to_numpy(zero_copy_only=False)))
-                if n_unattributed:
-                    warnings.append(f"{system}: {n_unattributed} failed requests have no failure_stage; "
-                                    "they are not in the failure shares")
-            for stage, info in failures[system].params["stages"].items():
+            counts = {stage: sum(p.stages[system][stage]["count"] for p in parts if p.has_stage)
+                      for stage in [str(t).strip().lower() for t in failure_stages]}
+            if kept is not None:
+                score = failure_attribution(first.stage_arrays[system], taxonomy=failure_stages)
+            else:
+                score = failure_attribution(_stage_labels(counts, n), taxonomy=failure_stages)
+                score = Score(np.empty(0), score.params, value=float(score))
+            failures[system] = score
+            # A part where nothing has a stage: each of its failed requests is one without a stage.
+            n_unattributed = sum(p.unattributed[system] if p.has_stage else p.success[system][1]
+                                 for p in parts) if first.has_success else 0
+            if n_unattributed:
+                warnings.append(f"{system}: {n_unattributed} failed requests have no failure_stage; "
+                                "they are not in the failure shares")
+            for stage, info in score.params["stages"].items():
                 failure_rows.append({"system": system, "stage": stage, "count": info["count"], "share": info["share"]})
-        for column, stage in latencies.items():
-            col = table.column(column).combine_chunks().take(pa.array(rows))
+        for column, stage in first.latencies.items():
+            arrays = [p.latency[system, column] for p in parts]
+            col = arrays[0] if len(arrays) == 1 else pa.concat_arrays(arrays)
             summary = latency_summary(col, unit="ms")
             latency_rows.append({"system": system, "stage": stage, "unit": "ms", "n": summary["mean"].params["n_valid"],
                                  **{name: float(summary[name]) for name in LATENCY_STATISTICS}})
@@ -530,10 +408,11 @@ def evaluate_records(records: Records, *, k: int = 10, rel_level: float = 1, com
         failures=failures,
         latency_table=pd.DataFrame(latency_rows, columns=["system", "stage", "unit", "n", *LATENCY_STATISTICS]),
         failure_table=pd.DataFrame(failure_rows, columns=["system", "stage", "count", "share"]),
-        params={"k": k, "rel_level": rel_level, "compat": compat, "confidence": confidence, "given_metrics": given,
+        params={"k": k, "rel_level": rel_level, "compat": compat, "confidence": confidence,
+                "given_metrics": first.given,
                 "metric_sources": {s: {m: _source_of(sources, s, m) for m in metrics} for s in order},
-                "failure_stages": list(failure_stages), "n_records": len(records), "systems": order,
-                "source": records.source},
+                "failure_stages": list(failure_stages), "n_records": sum(p.n_records for p in parts),
+                "systems": order, "source": source},
         conventions=dict(CONVENTIONS),
         warnings=warnings,
     )

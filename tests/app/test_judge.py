@@ -225,6 +225,16 @@ def test_offline_judges_run_without_an_endpoint_and_show_what_changed(monkeypatc
     assert 0 <= changes["bleu"]["after"] <= 100 and changes["exact_match"]["records with a value after"] >= 1
     shown = next(d.value for d in at.dataframe if "judged by" in d.value.columns)
     assert list(shown["metric"]) == ["answer_similarity", "bleu", "exact_match"]
+    # On RAG quality, the values the judges filled are labelled by the judge that filled them (from
+    # the records' judge_provenance), not as values the file gave.
+    at.switch_page("pages/rag_quality.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    sources = next(d.value for d in at.dataframe if "source" not in d.value.columns
+                   and d.value.astype(str).apply(lambda c: c.str.startswith("filled by")).any().any())
+    embedding = "filled by the embedding judge (sentence-transformers/all-MiniLM-L6-v2@onnx-int8)"
+    assert set(sources["answer_similarity"]) == {embedding}, sources
+    assert set(sources["exact_match"]) == {"filled by the lexical judge (SQuAD v1.1 script)"}, sources
+    assert not (sources.astype(str) == "given in the file").any().any()
 
 
 def test_a_dead_endpoint_ends_the_run_with_the_breakers_reason(monkeypatch):
@@ -304,3 +314,29 @@ def test_some_missing_judgements_keep_the_others_all_missing_fails(monkeypatch, 
     else:
         assert job.stats["ok"] == 0, job.stats
         assert job.status == "error" and "nothing joined the session" in job.message, job.message
+
+
+def test_a_record_whose_every_judgement_is_missing_is_counted_apart(monkeypatch):
+    # r2's requests get replies that are not JSON (its claims are lost, so no verdict is asked):
+    # judged in name only; the message counts it apart from the four judged.
+    from judge_server import scripted_reply
+
+    def reply(body):
+        return "this is not JSON" if "Hamlet" in body["messages"][1]["content"] else scripted_reply(body)
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("EVALSUITE_JUDGE_TYPED_ENDPOINTS", "true")
+    monkeypatch.setenv("EVALSUITE_JUDGE_ALLOW_PRIVATE_ENDPOINTS", "true")
+    with JudgeServer(reply=reply) as srv:
+        at = open_page("judge", pending=[("records", "answers.jsonl", RECORDS)], clear=True)
+        at.text_input(key="judge_base_url").input(srv.base_url)
+        at.text_input(key="judge_model").input("test-judge")
+        at.multiselect(key="judge_metrics").set_value(["faithfulness"]).run()
+        at.button(key="judge_start").click().run()
+        _wait(at, lambda j: not j.running)
+        job = at.session_state["judge_job"]
+    assert job.status == "done", job.message
+    assert job.message.startswith("4 of 5 records judged, 1 with every judgement missing:"), job.message
+    at.run()
+    assert any("1 with every judgement missing" in t for t in texts(at.success) + texts(at.info) + texts(at.warning)), (
+        texts(at.success), texts(at.info), texts(at.warning))

@@ -178,3 +178,30 @@ def test_files_read_are_dropped_from_the_upload_manager_and_others_kept(monkeypa
     monkeypatch.setattr(scriptrunner, "get_script_run_ctx", lambda *args, **kwargs: ctx)
     session._forget_uploaded_files([("run.trec", bytes(bytearray(read)))])  # a copy of the bytes
     assert [r.file_id for r in manager.get_files("s1", ["f1", "f2"])] == ["f2"]
+
+
+def test_an_upload_is_taken_as_the_upload_managers_own_bytes(monkeypatch):
+    """getvalue() of the widget's file is a second copy in the server (a 250 MB upload was held twice
+    while parsed, benchmarks/dashboard_memory.py): the Data page takes the manager's own object."""
+    from types import SimpleNamespace
+
+    import streamlit.runtime.scriptrunner as scriptrunner
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+    from streamlit.runtime.uploaded_file_manager import UploadedFile, UploadedFileRec
+
+    from dashboard import session
+
+    manager = MemoryUploadedFileManager("/upload")
+    data = b"q1 Q0 d1 1 2.5 t\n" * 3
+    record = UploadedFileRec(file_id="f1", name="run.trec", type="text/plain", data=data)
+    manager.add_file("s1", record)
+    widget_file = UploadedFile(UploadedFileRec(file_id="f1", name="run.trec", type="text/plain",
+                                               data=bytes(bytearray(data))), None)  # a copy, as in the server
+    ctx = SimpleNamespace(session_id="s1", uploaded_file_mgr=manager)
+    monkeypatch.setattr(scriptrunner, "get_script_run_ctx", lambda *args, **kwargs: ctx)
+    assert session.upload_bytes(widget_file) is data
+    # No manager (or not this file): the widget's bytes, equal.
+    other = UploadedFile(UploadedFileRec(file_id="f9", name="x.trec", type="text/plain", data=b"abc"), None)
+    assert session.upload_bytes(other) == b"abc"
+    monkeypatch.setattr(scriptrunner, "get_script_run_ctx", lambda *args, **kwargs: None)
+    assert session.upload_bytes(widget_file) == data

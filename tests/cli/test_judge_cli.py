@@ -204,3 +204,64 @@ def test_deadline_exits_6_and_writes_what_was_judged(stripped, tmp_path, capsys)
 def test_max_missing_must_be_a_share(stripped, tmp_path, capsys, value):
     code, err = run([stripped, "--judge", "lexical", "--max-missing", value, "-o", tmp_path / "o.parquet"], capsys)
     assert code == 2 and "max_missing" in err
+
+
+@pytest.mark.parametrize("phase", ["read", "estimate", "write"])
+def test_ctrl_c_while_reading_estimating_or_writing_exits_130_within_2_s(stripped, tmp_path, phase):
+    """Ctrl-C in the phases around the judging (tests/slow_phase.py holds one of them): 130 within
+    2 s; before any judgement nothing is written and the command says so; while writing, the file
+    is completed with every record judged; the cache keeps every answered call and a rerun
+    repeats none."""
+    from evalsuite.judges import JudgeCache
+
+    out, cache = tmp_path / "judged.parquet", tmp_path / "cache.sqlite3"
+    env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+    with JudgeServer() as server:
+        base = ["judge", str(stripped), "--judge", "llm", "--model", MODEL, "--base-url", server.base_url,
+                "--cache", str(cache)]
+        # Answered calls in the cache beforehand (the chunks' relevance), which the runs below must not repeat.
+        assert main([*base, "--judgements", "context_relevant", "-o", str(tmp_path / "first.parquet")]) == 0
+        cached = len(JudgeCache(cache))
+        args = [*base, "--judgements", "answer_claims_supported,context_relevant", "-o", str(out)]
+        proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "slow_phase.py"), phase, *args], cwd=REPO,
+                                env=env, stderr=subprocess.PIPE, text=True)
+        seen = []
+        while not seen or seen[-1].strip() != f"phase {phase}":
+            seen.append(proc.stderr.readline())
+            assert seen[-1], "".join(seen)  # the phase began before the process ended
+        signalled = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, rest = proc.communicate(timeout=60)
+        stopped_in = time.monotonic() - signalled
+        err = "".join(seen) + rest
+        assert proc.returncode == 130, err
+        assert stopped_in < 2 + 1, err  # 2 s, plus the interpreter's exit on a shared machine
+        assert "Traceback" not in err
+        sent = server.hashes[:]
+        if phase == "write":
+            assert "interrupted; rerun the same command with --force" in err
+            judged = es.read_records(out)  # complete: every record judged and written
+            assert judged.table.column("answer_claims_supported").null_count == 0
+            assert len(JudgeCache(cache)) == len(set(sent))  # every answered call kept
+            assert main([*args, "--force"]) == 0 and server.hashes == sent  # the rerun sends nothing
+        else:
+            what = {"read": "reading the records", "estimate": "the run was estimated"}[phase]
+            assert f"interrupted while {what}, before any judgement; nothing was written" in err
+            assert not out.exists() and len(JudgeCache(cache)) == cached and len(sent) == cached
+            assert main(args) == 0  # nothing was written, so no --force
+        assert len(server.hashes) == len(set(server.hashes))  # no answered call was sent again
+        assert server.unrecorded == []
+
+
+def test_a_record_whose_every_judgement_is_missing_is_counted_apart(stripped, tmp_path, capsys):
+    # One at a time, earliest record first: the first request (the first record's claims) gets a
+    # malformed reply, so that record has no claims and no verdict: every judgement missing.
+    with JudgeServer() as server:
+        server.inject("answer_claims", ["malformed"])
+        code, err = run([stripped, "--judge", "llm", "--model", MODEL, "--base-url", server.base_url, "--concurrency",
+                         "1", "--judgements", "answer_claims_supported", "--max-missing", "0.5",
+                         "--cache", tmp_path / "c.sqlite3", "-o", tmp_path / "o.parquet"], capsys)
+    assert code == 0, err
+    assert "evalsuite judge: 5 of 6 records judged, 1 with every judgement missing;" in err
+    judged = es.read_records(tmp_path / "o.parquet").table
+    assert judged.column("answer_claims_supported").to_pylist()[0] is None

@@ -265,6 +265,21 @@ def test_describe_tables():
     qrels = es.Qrels.from_dict({"q1": {"a": 2, "b": 0}, "q2": {"c": 1}})
     described = display.describe_qrels(qrels, "trec", rel_level=2)
     assert described["relevant (grade >= 2)"] == 1 and described["grade levels"] == "0, 1, 2"
+    assert described["distinct docs"] == 3
+
+
+def test_distinct_ids_is_exact_when_keys_collide():
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from evalsuite.display._tables_ranking import distinct_ids
+    from evalsuite.utils.keys import string_keys
+
+    rng = np.random.default_rng(3)
+    ids = pa.array([f"d{i}" for i in rng.integers(0, 500, 3000)])
+    assert distinct_ids(ids, string_keys(ids)) == pc.count_distinct(ids).as_py()
+    # every id given one key: equal neighbours that are different strings must not be counted as one
+    assert distinct_ids(ids, np.zeros(len(ids), dtype=np.uint64)) == pc.count_distinct(ids).as_py()
+    assert distinct_ids(pa.array([], pa.string()), np.empty(0, dtype=np.uint64)) == 0
 
 
 # ----------------------------------------------------------------------------------------------

@@ -5,6 +5,8 @@ Expected values are worked out by hand in the comments (or follow from the rule 
 
 import math
 
+import numpy as np
+import pandas as pd
 import pytest
 
 import evalsuite as es
@@ -202,3 +204,26 @@ def test_no_relevant_warning_writes_whole_grades_as_integers():
     assert any("1 evaluated queries have no judged doc with grade >= 2;" in w for w in report.warnings), report.warnings
     half = _eval({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["ndcg@2"], rel_level=1.5)
     assert any("grade >= 1.5;" in w for w in half.warnings), half.warnings
+
+
+@pytest.mark.parametrize("block_rows", [1, 3, 17, 1000])
+def test_blocks_of_queries_change_no_value(monkeypatch, block_rows):
+    """evaluate_local evaluates a block of queries at a time (memory); any block size gives the
+    values of one block, bit for bit: ties, missing and extra queries, graded qrels, no cutoff."""
+    import evalsuite.evaluation.local as local
+
+    rng = np.random.default_rng(7)
+    run = {f"q{q}": {f"d{d}": float(rng.integers(0, 5)) for d in rng.choice(60, int(rng.integers(1, 25)), replace=False)}
+           for q in range(40)}
+    qrels = {f"q{q}": {f"d{d}": int(rng.integers(0, 4)) for d in rng.choice(60, int(rng.integers(1, 9)), replace=False)}
+             for q in range(5, 48)}
+    metrics = ["ndcg", "map", "P_5", "recall@20", "mrr", "iprec_at_recall_0.50", "num_rel_ret", "judged@10"]
+    whole = local.evaluate_local(qrels, run, metrics)
+    for queries in ("qrels", "intersection"):
+        monkeypatch.setattr(local, "_BLOCK_ROWS", 1 << 20)
+        expected = local.evaluate_local(qrels, run, metrics, queries=queries)
+        monkeypatch.setattr(local, "_BLOCK_ROWS", block_rows)
+        got = local.evaluate_local(qrels, run, metrics, queries=queries)
+        pd.testing.assert_frame_equal(got.per_query, expected.per_query, check_exact=True)
+        assert got.means == expected.means and got.no_relevant_queries == expected.no_relevant_queries
+    assert whole.per_query.shape[0] == 43

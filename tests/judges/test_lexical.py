@@ -122,7 +122,10 @@ def test_lexical_judge_writes_columns_and_provenance():
     assert table.column("bleu").to_pylist()[0] == pytest.approx(bleu("Paris is the capital of France.",
                                                                      "The capital of France is Paris."))
     prov = json.loads(table.column("judge_provenance")[0].as_py())
-    assert {p["column"] for p in prov} == {"bleu", "chrf", "rouge_l", "token_f1", "exact_match", "fuzzy_ratio"}
+    assert {p["column"] for p in prov} == {"bleu", "chrf", "rouge_l", "token_f1", "exact_match", "fuzzy_ratio",
+                                           "answer_similarity"}
+    assert [p["model"] for p in prov if p["column"] == "answer_similarity"] == [
+        f"rouge_l, {next(p['model'] for p in prov if p['column'] == 'rouge_l')}"]  # which score filled it, by what
     assert any(p["model"].startswith("sacrebleu ") for p in prov)
     # The judged records are valid records: written to Parquet and read back unchanged.
     import io

@@ -261,13 +261,13 @@ def test_importing_the_judges_loads_neither_openai_nor_onnxruntime():
 
 
 def test_the_fast_cache_key_is_the_request_hash():
-    from evalsuite.judges._cache import canonical_json
-
     judge = LLMJudge(MODEL, cache=":memory:", seed=7)
     prompt = PROMPTS["context_useful"]
-    messages = prompt.messages(question="Q \u00e9 \"quoted\"", reference="R", chunk="C\n\u0000")
+    fields = {"question": "Q \u00e9 \"quoted\" \u2028", "reference": "R\\", "chunk": "C\n\u0000\U0001f600"}
+    messages = prompt.messages(**fields)
     for mode in ("json_schema", "json_object", "text"):
-        assert judge._key(prompt, canonical_json(messages), mode) == request_hash(judge._request(prompt, messages, mode))
+        key = judge._key(prompt, prompt.user.format(**fields), mode)
+        assert key == request_hash(judge._request(prompt, messages, mode))
 
 
 def test_empty_question_or_reference_leaves_per_chunk_judgements_unjudged(server):

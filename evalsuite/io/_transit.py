@@ -1,0 +1,96 @@
+"""The reader pool's results in transit: a parsed Run, Qrels, Records, judgement or latency table
+written by the worker as Arrow IPC stream files, and memory-mapped back by the caller (never
+pickled). Used by :mod:`evalsuite.io.isolation` and :mod:`evalsuite.io._reader_worker`."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import EvalSuiteError
+
+
+def _write_ipc(table: pa.Table, path: str) -> None:
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+
+
+def _read_ipc(path: str) -> pa.Table:
+    """A table whose buffers are a memory map of ``path`` (no copy; the file may be unlinked after)."""
+    return pa.ipc.open_stream(pa.memory_map(path)).read_all()
+
+
+def serialise(result, prefix: str) -> tuple[dict, int]:
+    """Write a parsed Run, Qrels or Records as Arrow IPC files ``prefix.0``, ``prefix.1`` ...
+
+    Returns a JSON-safe header describing it and the number of files written.
+    """
+    from .judgement_table import JudgementTable
+    from .run_qrels import Qrels, Run
+    from ..records.table import Records
+
+    if isinstance(result, JudgementTable):
+        tables = [result.table]
+        header = {"type": "judgements", "source": result.source, "role": result.role,
+                  "warnings": list(result.warnings)}
+    elif isinstance(result, (Run, Qrels)):
+        values = result.scores if isinstance(result, Run) else result.grades
+        # The numbers in a file of their own: the caller copies them out and unmaps that file, so
+        # its pages do not stay resident beside the copies (the doc ids stay mapped, not copied).
+        tables = [
+            pa.table({"doc_id": result.doc_ids}),
+            pa.table({"doc_key": pa.array(result.doc_keys, pa.uint64()), "value": pa.array(values, pa.float64())}),
+            pa.table({"query_id": pa.array(result.query_ids.tolist(), pa.string())}),
+            pa.table({"offset": pa.array(result.offsets, pa.int64())}),
+        ]
+        header = {"type": "run" if isinstance(result, Run) else "qrels", "name": result.name,
+                  "source": result.source, "warnings": list(result.warnings)}
+    elif isinstance(result, Records):
+        tables = [result.table]
+        header = {"type": "records", "source": result.source, "warnings": list(result.warnings),
+                  "aliases": dict(result.aliases), "extra_columns": list(result.extra_columns),
+                  "score_columns": list(result.score_columns)}
+    elif type(result).__name__ == "LatencyTable":
+        tables = [pa.Table.from_pandas(result.table, preserve_index=False)]
+        header = {"type": "latency_table", "tool": result.tool, "source": result.source,
+                  "warnings": list(result.warnings)}
+    else:
+        raise TypeError(f"cannot send a {type(result).__name__}")
+    for i, table in enumerate(tables):
+        _write_ipc(table, f"{prefix}.{i}")
+    return header, len(tables)
+
+
+def deserialise(header: dict, prefix: str, parts: int):
+    """The Run, Qrels or Records that :func:`serialise` wrote (memory-mapped, not copied)."""
+    from .run_qrels import Qrels, Run
+    from ..records.table import Records
+
+    kind = header["type"]
+    if kind in ("run", "qrels") and parts == 4:
+        docs = _read_ipc(f"{prefix}.0")
+        # numpy views of Arrow buffers are read-only: copy the numbers so a Run read here behaves
+        # exactly as one read in-process, and close their map (the file is unlinked after).
+        with pa.memory_map(f"{prefix}.1") as source:
+            numbers = pa.ipc.open_stream(source).read_all()
+            doc_keys = numbers.column("doc_key").to_numpy().copy()
+            values = numbers.column("value").to_numpy().copy()
+            del numbers
+        query_ids = np.array(_read_ipc(f"{prefix}.2").column("query_id").to_pylist(), dtype=object)
+        offsets = _read_ipc(f"{prefix}.3").column("offset").to_numpy().copy()
+        cls = Run if kind == "run" else Qrels
+        return cls(query_ids, offsets, docs.column("doc_id"), doc_keys, values, name=header["name"],
+                   source=header["source"], warnings=header["warnings"])
+    tables = [_read_ipc(f"{prefix}.{i}") for i in range(parts)]
+    if kind == "judgements" and parts == 1:
+        from .judgement_table import JudgementTable
+
+        return JudgementTable(tables[0], source=header["source"], role=header["role"], warnings=header["warnings"])
+    if kind == "records" and parts == 1:
+        return Records(tables[0], source=header["source"], warnings=header["warnings"], aliases=header["aliases"],
+                       extra_columns=header["extra_columns"], score_columns=header.get("score_columns", ()))
+    if kind == "latency_table" and parts == 1:
+        from ._latency_table import LatencyTable
+
+        return LatencyTable(tables[0].to_pandas(), header["tool"], header["source"], header["warnings"])
+    raise EvalSuiteError("the reader sent an unknown result", field="type", value=kind)
