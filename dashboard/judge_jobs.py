@@ -181,7 +181,10 @@ class PageJudge:
             stats.merge(result.stats)
         if self._stopped and stats.stopped is None:
             stats.stopped = "interrupted"
-        return JudgedRecords(records, stats, done, combine_rows(*outcomes))
+        rows = combine_rows(*outcomes)
+        if rows is not None:  # finished by every judge that ran (a lexical judge's done skips records without a reference)
+            done = sum(1 for outcome in rows if outcome is not None)
+        return JudgedRecords(records, stats, done, rows)
 
 
 def metric_changes(before, after, metrics, lexical) -> list[dict]:
@@ -307,7 +310,7 @@ def _run(job: JudgeJob, records) -> None:
         s = result.stats
         unreached = f" ({s.unreached} more could not connect)" if s.unreached else ""
         empty = result.all_missing
-        judged = f"{result.done - empty} of {len(part)} records judged" + (
+        judged = f"{result.judged} of {len(part)} records judged" + (
             f", {empty} with every judgement missing" if empty else "")
         job.message = (f"{judged}: {s.calls} requests sent{unreached}, "
                        f"{s.cache_hits} from the cache, {s.rule_decided} decided by rule, {sum(s.missing.values())} "

@@ -198,7 +198,7 @@ def summary(name: str, result, n_records: int, host: str | None) -> list[str]:
     shared = f", {stats.shared:,} by an identical request in flight" if stats.shared else ""
     missing = sum(stats.missing.values())
     empty = getattr(result, "all_missing", 0)
-    judged = f"{result.done - empty:,} of {n_records:,} records judged" + (
+    judged = f"{result.judged:,} of {n_records:,} records judged" + (
         f", {empty:,} with every judgement missing" if empty else "")
     return [f"evalsuite {name}: {judged}; {stats.judgements:,} judgements "
             f"({stats.cache_hits - stats.shared:,} from the cache{shared}); {stats.rule_decided:,} decided by rule",

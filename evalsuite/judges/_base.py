@@ -227,6 +227,16 @@ class JudgedRecords:
         ``missing``): counted in ``done``, but judged in name only; a summary counts them apart."""
         return 0 if self.rows is None else sum(1 for outcome in self.rows if outcome == "missing")
 
+    @property
+    def judged(self) -> int:
+        """Records finished with at least one judgement (answered or decided by rule): counted
+        from the per-record outcomes when the judge gives them (``done`` of a run of several
+        judges is the smallest of theirs, and a lexical judge does not count records without a
+        reference), else ``done`` less :attr:`all_missing`."""
+        if self.rows is None:
+            return self.done - self.all_missing
+        return sum(1 for outcome in self.rows if outcome == "answered")
+
 
 def row_outcome(provenance: list) -> str:
     """What a run did with one record, from the :class:`Provenance` of its judgements:

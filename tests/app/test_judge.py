@@ -340,3 +340,32 @@ def test_a_record_whose_every_judgement_is_missing_is_counted_apart(monkeypatch)
     at.run()
     assert any("1 with every judgement missing" in t for t in texts(at.success) + texts(at.info) + texts(at.warning)), (
         texts(at.success), texts(at.info), texts(at.warning))
+
+
+def test_a_page_run_of_an_llm_and_a_lexical_judge_counts_records_from_their_outcomes(tmp_path):
+    """The page's two judges together: the lexical judge fills only the record with a reference, so
+    its own count is 1; the summary counts from the combined per-record outcomes (37 answered, 3
+    whose every judgement is missing), never done - missing of different bases (it said -2 of 40)."""
+    from dashboard import judge_jobs
+    from evalsuite.judges import JudgeCache, LLMJudge
+    from evalsuite.judges.lexical import LexicalJudge
+    from evalsuite.judges.ragas import RagasJudge
+    from evalsuite.records.table import Records
+
+    def reply(body):
+        return "not json" if "BAD" in body["messages"][1]["content"] else '{"verdict": "yes"}'
+
+    rows = [{"query_id": f"q{i}", "system": "s", "question": ("BAD " if i < 3 else "") + f"question {i}",
+             "answer": f"answer {i}", "contexts": [f"chunk {i}"], **({"reference": "answer 39"} if i == 39 else {})}
+            for i in range(40)]
+    records = Records.from_rows(rows)
+    with JudgeServer(reply=reply) as srv:
+        llm = LLMJudge("m", base_url=srv.base_url, api_key="k", cache=JudgeCache(tmp_path / "c.sqlite3"),
+                       max_retries=0)
+        judge = judge_jobs.PageJudge(RagasJudge(llm, None, metrics=["context_relevance"]),
+                                     LexicalJudge(metrics=["token_f1"]))
+        job = judge_jobs.JudgeJob(file_key="k", file_name="r.jsonl", metrics=["context_relevance"],
+                                  rows=list(range(40)), judge=judge)
+        judge_jobs._run(job, records)
+    assert job.status == "done", job.message
+    assert job.message.startswith("37 of 40 records judged, 3 with every judgement missing"), job.message
