@@ -6,7 +6,7 @@ are computed by the libraries that define them:
 
 - BLEU and chrF by ``sacrebleu`` on the *whole* text (RAGAS's ``BleuScore`` scores only the first
   sentence of a multi-sentence answer; we do not);
-- ROUGE-L by ``rouge-score``, with a Unicode tokenizer when either text holds non-ASCII letters
+- ROUGE-L by ``rouge-score``, with a Unicode tokenizer when either text holds a non-ASCII letter or digit
   (rouge-score's default tokenizer keeps only ``[a-z0-9]`` and so scores Chinese text 0);
 - SQuAD token F1 and exact match, after the official SQuAD v1.1 evaluation script's
   normalisation (lower case, punctuation and the articles a/an/the removed, whitespace folded);
@@ -159,6 +159,13 @@ class _UnicodeTokenizer:
         return tokens
 
 
+def _has_non_ascii_word(text: str) -> bool:
+    """Whether ``text`` holds a letter or digit outside ASCII (after NFKC, as the tokenizer sees it)."""
+    if text.isascii():
+        return False
+    return any(not word.isascii() for word in _WORD.findall(unicodedata.normalize("NFKC", text)))
+
+
 @lru_cache(maxsize=4)
 def _rouge_scorer(unicode: bool, use_stemmer: bool):
     from rouge_score import rouge_scorer
@@ -174,13 +181,14 @@ def rouge_l(answer: str, reference: str, *, use_stemmer: bool = True) -> float:
     Parameters
     ----------
     answer, reference : str
-        The texts. When both are ASCII, rouge-score's own tokenizer is used (lower case,
-        ``[a-z0-9]+`` tokens, Porter stemming with ``use_stemmer``, as RAGAS's ``RougeScore``).
-        Otherwise a Unicode tokenizer is used for both: NFKC, case-folded word runs, and each
+        The texts. When neither holds a non-ASCII letter or digit, rouge-score's own tokenizer is
+        used (lower case, ``[a-z0-9]+`` tokens, so curly quotes and dashes are dropped; Porter
+        stemming with ``use_stemmer``, as RAGAS's ``RougeScore``). Otherwise a Unicode tokenizer
+        is used for both: NFKC, case-folded word runs, and each
         character of a script written without spaces (CJK, kana, Hangul, Thai ...) as a token;
         no stemming. rouge-score's default would drop every non-Latin letter and score 0.
     use_stemmer : bool
-        Porter stemming of English tokens (ASCII texts only).
+        Porter stemming of English tokens (texts without non-ASCII letters or digits only).
 
     Returns
     -------
@@ -204,7 +212,9 @@ def rouge_l(answer: str, reference: str, *, use_stemmer: bool = True) -> float:
     0.5
     """
     answer, reference = _check_text(answer, "answer"), _check_text(reference, "reference")
-    unicode = not (answer.isascii() and reference.isascii())
+    # Only a non-ASCII letter or digit needs the Unicode tokenizer: punctuation such as curly quotes
+    # or an em dash is dropped by rouge-score's own, which then stems as RAGAS does.
+    unicode = _has_non_ascii_word(answer) or _has_non_ascii_word(reference)
     scorer = _rouge_scorer(unicode, use_stemmer and not unicode)
     return float(scorer.score(reference, answer)["rougeL"].fmeasure)
 
