@@ -309,9 +309,7 @@ def _run(job: JudgeJob, records) -> None:
             job.result = path.read_bytes()
         s = result.stats
         unreached = f" ({s.unreached} more could not connect)" if s.unreached else ""
-        empty = result.all_missing
-        judged = f"{result.judged} of {len(part)} records judged" + (
-            f", {empty} with every judgement missing" if empty else "")
+        judged = result.counts(len(part))
         job.message = (f"{judged}: {s.calls} requests sent{unreached}, "
                        f"{s.cache_hits} from the cache, {s.rule_decided} decided by rule, {sum(s.missing.values())} "
                        f"missing{missing_note}; cost {s.cost:.4f}")

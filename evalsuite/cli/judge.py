@@ -197,9 +197,7 @@ def summary(name: str, result, n_records: int, host: str | None) -> list[str]:
     unreached = (f" ({stats.unreached:,} more could not connect)" if stats.unreached else "")
     shared = f", {stats.shared:,} by an identical request in flight" if stats.shared else ""
     missing = sum(stats.missing.values())
-    empty = getattr(result, "all_missing", 0)
-    judged = f"{result.judged:,} of {n_records:,} records judged" + (
-        f", {empty:,} with every judgement missing" if empty else "")
+    judged = result.counts(n_records)
     return [f"evalsuite {name}: {judged}; {stats.judgements:,} judgements "
             f"({stats.cache_hits - stats.shared:,} from the cache{shared}); {stats.rule_decided:,} decided by rule",
             f"evalsuite {name}: {stats.calls:,} requests sent{where}{unreached}, {stats.retries:,} retries; "

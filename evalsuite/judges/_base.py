@@ -227,6 +227,26 @@ class JudgedRecords:
         ``missing``): counted in ``done``, but judged in name only; a summary counts them apart."""
         return 0 if self.rows is None else sum(1 for outcome in self.rows if outcome == "missing")
 
+    def counts(self, n_records: int) -> str:
+        """The records of a run in words, adding up to ``n_records``: judged, then (where any)
+        those whose every judgement is missing, those with nothing to judge, and those the run
+        did not finish (a stop: breaker, deadline, budget, Ctrl-C).
+
+        >>> JudgedRecords(None, JudgeStats(), 3, ["answered", "missing", None]).counts(3)
+        '1 of 3 records judged, 1 with every judgement missing, 1 not finished'
+        """
+        parts = [f"{self.judged:,} of {n_records:,} records judged"]
+        if self.all_missing:
+            parts.append(f"{self.all_missing:,} with every judgement missing")
+        nothing = 0 if self.rows is None else sum(1 for outcome in self.rows if outcome == "nothing")
+        if nothing:
+            parts.append(f"{nothing:,} with nothing to judge")
+        unfinished = (n_records - self.done if self.rows is None
+                      else sum(1 for outcome in self.rows if outcome is None))
+        if unfinished > 0:
+            parts.append(f"{unfinished:,} not finished")
+        return ", ".join(parts)
+
     @property
     def judged(self) -> int:
         """Records finished with at least one judgement (answered or decided by rule): counted

@@ -409,9 +409,14 @@ class LLMJudge:
         names = [*self._output_columns()]
         old = {name: (records.table.column(name).to_pylist() if name in records.table.column_names else [None] * len(records))
                for name in names}
+        types = {name: (_ARROW_TYPES[FIELDS[name]] if name in FIELDS else pa.list_(pa.string())) for name in names}
+        for name in names:
+            if name not in FIELDS and name in records.table.column_names:
+                # A claims column the file gave in another form (RAGChecker's subject-relation-object
+                # triples) is kept, as text, for the records this run did not judge: one column, one type.
+                old[name] = [_claims_as_text(value) for value in old[name]]
         columns = {name: [old[name][i] if r is None else r[0].get(name, old[name][i]) for i, r in enumerate(results)]
                    for name in names}
-        types = {name: (_ARROW_TYPES[FIELDS[name]] if name in FIELDS else pa.list_(pa.string())) for name in names}
         provenance = [[] if r is None else r[1] for r in results]
         judged = write_columns(records, columns, provenance, types)
         return JudgedRecords(judged, self.stats, sum(r is not None for r in results), _outcomes(results))
@@ -423,6 +428,19 @@ class LLMJudge:
         if wanted & {"reference_claims_supported", "reference_claims_in_answer"}:
             yield "reference_claims"
         yield from (c for c in LLM_COLUMNS if c in wanted)
+
+
+def _claims_as_text(value):
+    """A claims list as a list of strings: a claim given as a list (RAGChecker's triple
+    ``[subject, relation, object]``) joined with spaces, any other non-string as ``str``.
+
+    >>> _claims_as_text([["Nile", "is", "longest river"], "Amazon is long"])
+    ['Nile is longest river', 'Amazon is long']
+    """
+    if value is None:
+        return None
+    return [c if isinstance(c, str) or c is None
+            else " ".join(str(part) for part in c) if isinstance(c, (list, tuple)) else str(c) for c in value]
 
 
 def _outcomes(results: list) -> list:

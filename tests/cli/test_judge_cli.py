@@ -265,3 +265,24 @@ def test_a_record_whose_every_judgement_is_missing_is_counted_apart(stripped, tm
     assert "evalsuite judge: 5 of 6 records judged, 1 with every judgement missing;" in err
     judged = es.read_records(tmp_path / "o.parquet").table
     assert judged.column("answer_claims_supported").to_pylist()[0] is None
+
+
+@pytest.mark.parametrize("command", ["judge", "ragas"])
+def test_records_with_claim_triples_are_written_when_the_endpoint_fails(command, tmp_path, capsys):
+    """RAGChecker's sample gives answer_claims as subject-relation-object triples; a run that judged
+    none of its records (a dead endpoint) wrote them into the judge's list-of-strings column and
+    ended in ArrowTypeError with no output. Now: exit 5, the file written, the triples as text, and
+    the summary's records adding up (0 judged, 2 not finished)."""
+    ragchecker = REPO / "sample_data" / "rag" / "ragchecker_examples.jsonl"
+    triples = es.read_records(ragchecker).table.column("answer_claims").to_pylist()
+    out = tmp_path / "o.parquet"
+    args = [command, str(ragchecker), *(["--judge", "llm"] if command == "judge" else []), "--model", MODEL,
+            "--base-url", f"http://127.0.0.1:{refused_port()}/v1", "--cache", str(tmp_path / "c.sqlite3"),
+            "-o", str(out)]
+    code = main(args)
+    err = capsys.readouterr().err
+    assert code == 5, err
+    if command == "judge":
+        assert "0 of 2 records judged, 2 not finished;" in err
+    claims = es.read_records(out).table.column("answer_claims").to_pylist()
+    assert claims == [[" ".join(t) for t in row] for row in triples]
