@@ -31,6 +31,7 @@ from .attribution import attribute_failures
 from .judged_by import filled_label, merge_summaries
 from .per_record import (
     conform_table, declared_scores, latency_columns, merge_surveys, per_record_metrics, survey_records,
+    system_names,
 )
 from .table import Records
 
@@ -267,7 +268,7 @@ def evaluate_part(records: Records, scope, *, k: int, rel_level: float, compat: 
     values = per_record_metrics(table, scope, compat, k, rel_level, warnings, given, sources)
     declared_scores(table, scope, values, warnings, given, sources)
     latencies = latency_columns(table)
-    systems = table.column("system").to_numpy(zero_copy_only=False)
+    systems = system_names(table).to_numpy(zero_copy_only=False)
     query_ids = table.column("query_id").to_numpy(zero_copy_only=False)
     per_query = pd.DataFrame({"system": systems, "query_id": query_ids})
     for name, arr in values.items():

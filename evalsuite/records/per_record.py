@@ -69,11 +69,20 @@ def _declared_column(table: pa.Table, name: str) -> pa.Array:
     return column
 
 
+def system_names(table):
+    """The ``system`` column as strings (a table built by hand may give numbers or a dictionary;
+    the readers give strings): the scope names systems as strings, so every part must too."""
+    import pyarrow as pa
+
+    column = table.column("system")
+    return column if pa.types.is_string(column.type) or pa.types.is_large_string(column.type) else column.cast(pa.string())
+
+
 def survey_records(records: Records) -> dict[str, Any]:
     """What one part of the records contributes to the scope (small: no per-record data)."""
     table = records.table
     n = table.num_rows
-    codes, uniques = pd.factorize(table.column("system").to_numpy(zero_copy_only=False), sort=False)
+    codes, uniques = pd.factorize(system_names(table).to_numpy(zero_copy_only=False), sort=False)
     systems = [str(s) for s in uniques.tolist()]
     valid: dict[str, set] = {s: set() for s in systems}
     present = []
@@ -195,7 +204,7 @@ def _per_system_optional_inputs(entry, chosen, table: pa.Table, values: np.ndarr
     optional = [i for i in chosen if not i.required]
     if not optional:
         return values
-    systems = table.column("system").to_numpy(zero_copy_only=False)
+    systems = system_names(table).to_numpy(zero_copy_only=False)
     values = values.copy()
     for system in scope.systems:
         absent = [i for i in optional if i.column not in scope.valid[system]]
@@ -225,7 +234,7 @@ def _choose_sources(table: pa.Table, out: dict, warnings: list, given: list, sou
     own rows, so what else is loaded never changes a system's values. Fills ``sources``
     (system -> metric -> "computed from the judgements" / "given in the file")."""
     n = table.num_rows
-    systems = table.column("system").to_numpy(zero_copy_only=False)
+    systems = system_names(table).to_numpy(zero_copy_only=False)
     for system in scope.systems:
         sources.setdefault(system, {})
     critiques = [c for c in out if c.startswith(CRITIQUE_PREFIX)]

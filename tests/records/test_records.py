@@ -400,3 +400,22 @@ def test_files_that_keep_an_unused_column_with_different_types_combine():
     both = es.concat_records([triplets, sentences])
     assert both.table.column("answer_claims").to_pylist() == ['[["a", "is", "b"]]', '["A is B."]']
     assert float(es.evaluate_records(both).task_success["ragchecker"]) == 1.0
+
+
+def test_systems_given_as_numbers_or_a_dictionary_are_evaluated_as_their_names():
+    """A Records table built by hand with integer (or dictionary-encoded) systems: every record
+    counts under the system's name as text, as the readers would give it (they fell out of every
+    sum before: NaN with n = 0)."""
+    import pyarrow as pa
+
+    from evalsuite import evaluate_records
+    from evalsuite.records.table import Records
+
+    base = pa.table({"query_id": ["q1", "q2", "q3"], "system": ["1", "1", "2"],
+                     "answer_claims_supported": [[True, False], [True], [False]]})
+    expected = {s: float(v["faithfulness"]) for s, v in evaluate_records(Records(base)).scores.items()}
+    assert expected == {"1": 0.75, "2": 0.0}
+    for column in (pa.array([1, 1, 2]), pa.array(["1", "1", "2"]).dictionary_encode()):
+        report = evaluate_records(Records(base.set_column(1, "system", column)))
+        assert {s: float(v["faithfulness"]) for s, v in report.scores.items()} == expected
+        assert {s: v["faithfulness"].params["n"] for s, v in report.scores.items()} == {"1": 2, "2": 1}
