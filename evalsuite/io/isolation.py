@@ -25,6 +25,7 @@ reads through here.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import glob
 import json
 import os
@@ -328,8 +329,15 @@ class ReaderPool:
         prefix = os.path.join(self._folder(), secrets.token_hex(12))
         if path is None:
             path = prefix + ".in"
-            with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as handle:
-                handle.write(data)
+            try:
+                with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as handle:
+                    handle.write(data)
+            except OSError as exc:  # a full tmpfs: no partial copy is left to hold memory
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+                raise EvalSuiteError(f"could not hand the file to a reader process ({exc.strerror or exc}); "
+                                     "the server's temporary space may be full", source=source_name,
+                                     field="file", value=f"{len(data):,} bytes") from None
         request = {"kind": kind, "name": source_name, "path": path, "output": prefix,
                    "limits": asdict(limits.in_process()), "options": options}
         worker = None

@@ -162,3 +162,29 @@ def test_transit_folders_of_ended_processes_are_removed(tmp_path, monkeypatch):
     mine.mkdir()
     isolation._remove_folders_of_ended_processes(str(tmp_path))
     assert not stale.exists() and mine.exists()
+
+
+def test_a_file_the_transit_folder_cannot_take_leaves_nothing_behind(tmp_path):
+    """A full temporary space (a file-size limit stands in for a full tmpfs): a named error, and no
+    partial copy of the upload left in the transit folder (it held memory until the server ended)."""
+    script = """
+import glob, os, resource, signal
+from evalsuite.errors import EvalSuiteError
+from evalsuite.io.isolation import ReaderPool
+pool = ReaderPool(workers=1)
+folder = pool._folder()
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, resource.RLIM_INFINITY))
+try:
+    pool.read("run", b"q1 Q0 d1 1 1.0 run\\n" * 200000, "upload.trec")
+except EvalSuiteError as exc:
+    print("error:", exc)
+print("left:", len(glob.glob(os.path.join(folder, "*"))))
+"""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          cwd=str(tmp_path), env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert "error: upload.trec" in done.stdout and "temporary space" in done.stdout, done.stdout + done.stderr
+    assert "left: 0" in done.stdout, done.stdout
