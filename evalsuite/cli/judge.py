@@ -266,17 +266,18 @@ def main(argv: list[str] | None = None) -> int:
         try:
             result = judge.judge(records, progress=progress)  # Ctrl-C is caught inside: the result is partial
         except KeyboardInterrupt:  # between its phases (e.g. while the judged columns are assembled)
-            return interrupted("judge", "while the judged records were assembled")
-        finally:
             progress.close()
+            return interrupted("judge", "while the judged records were assembled")
+        # From here Ctrl-C waits (exit 130 after): the judged records are written and summed up, never cut short.
         with deferred_interrupt() as caught:
+            progress.close()
             write_records(result.records, args.output, inputs=[args.records], force=args.force)
+            print(f"evalsuite judge: wrote {args.output}", file=sys.stderr)
+            for line in summary("judge", result, len(records), getattr(judge, "endpoint_host", None)):
+                print(line, file=sys.stderr)
     except EvalSuiteError as exc:
         print(f"evalsuite judge: error: {exc}", file=sys.stderr)
         return 2
-    print(f"evalsuite judge: wrote {args.output}", file=sys.stderr)
-    for line in summary("judge", result, len(records), getattr(judge, "endpoint_host", None)):
-        print(line, file=sys.stderr)
     if caught:
         result.stats.stopped = "interrupted"
     return ending("judge", result.stats, settings.get("max_missing"))

@@ -136,14 +136,16 @@ def main(argv: list[str] | None = None) -> int:
         try:
             result = judge.judge(records, progress=progress)  # Ctrl-C in any phase: the records judged so far
         except KeyboardInterrupt:
-            return interrupted("ragas", "while the judged records were assembled")
-        finally:
             progress.close()
+            return interrupted("ragas", "while the judged records were assembled")
+        # From here Ctrl-C waits (exit 130 after): the judged records are written and summed up, never cut short.
         with deferred_interrupt() as caught:
+            progress.close()
             write_records(result.records, args.output, inputs=[args.records], force=args.force)
-        print(f"evalsuite ragas: wrote {args.output}", file=sys.stderr)
-        for line in summary("ragas", result, len(records), judge.llm.endpoint_host if judge.llm is not None else None):
-            print(line, file=sys.stderr)
+            print(f"evalsuite ragas: wrote {args.output}", file=sys.stderr)
+            for line in summary("ragas", result, len(records),
+                                judge.llm.endpoint_host if judge.llm is not None else None):
+                print(line, file=sys.stderr)
         if caught:
             result.stats.stopped = "interrupted"
         try:

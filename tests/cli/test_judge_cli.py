@@ -286,3 +286,36 @@ def test_records_with_claim_triples_are_written_when_the_endpoint_fails(command,
         assert "0 of 2 records judged, 2 not finished;" in err
     claims = es.read_records(out).table.column("answer_claims").to_pylist()
     assert claims == [[" ".join(t) for t in row] for row in triples]
+
+
+@pytest.mark.parametrize("command", ["judge", "ragas"])
+def test_ctrl_c_as_the_judging_ends_still_writes_the_records_and_exits_130(command, tmp_path, capsys, monkeypatch):
+    """A SIGINT that lands after the judge returned, while the progress line is closed: the judged
+    records are written and summed up, then exit 130 (it escaped main() as a traceback, with no
+    output file, when the progress was closed before the write's deferral began)."""
+    import evalsuite.cli.judge as judge_cli
+
+    real_close = judge_cli._Progress.close
+    sent = []
+
+    def close(self):
+        real_close(self)
+        if not sent:
+            sent.append(True)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(judge_cli._Progress, "close", close)
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps({"query_id": f"q{i}", "system": "s", "question": "q", "answer": "a b c",
+                                          "reference": "a b d"}) + "\n" for i in range(20)), encoding="utf-8")
+    out = tmp_path / "o.parquet"
+    if command == "judge":
+        args = ["judge", str(source), "--judge", "lexical", "--metrics", "token_f1", "-o", str(out)]
+    else:  # nothing for an endpoint to do: the LLM metrics lack their fields, and the similarity is lexical-free
+        args = ["ragas", str(source), "--metrics", "answer_correctness", "--model", MODEL, "--base-url",
+                f"http://127.0.0.1:{refused_port()}/v1", "--cache", str(tmp_path / "c.sqlite3"), "-o", str(out)]
+    code = main(args)
+    err = capsys.readouterr().err
+    assert sent and out.exists(), err
+    assert code == 130, err
+    assert f"wrote {out}" in err and "records judged" in err
