@@ -431,7 +431,7 @@ class LexicalJudge:
         pairs = _answer_reference(records)
         columns: dict[str, list] = {m: [None] * len(pairs) for m in self.metrics}
         provenance = [[] for _ in pairs]
-        done = reached = 0
+        reached = 0
         try:  # Ctrl-C: the records scored so far are written (the others unscored)
             for i, (answer, reference) in enumerate(pairs):
                 reached = i
@@ -441,8 +441,6 @@ class LexicalJudge:
                 for name, value in scores.items():
                     columns[name][i] = value
                     provenance[i].append(Provenance(column=name, judge="lexical", model=versions[name]))
-                self.stats.add(judgements=len(self.metrics))
-                done += 1
                 reached = i + 1
                 if progress is not None and (i + 1) % 100 == 0:
                     progress(i + 1, len(pairs), self.stats)
@@ -450,6 +448,15 @@ class LexicalJudge:
             self.stats.stopped = "interrupted"
         else:
             reached = len(pairs)
+        # Counted from what was stored, not as it went: a Ctrl-C inside a record's stores leaves that
+        # record unscored as a whole (never some of its scores), and the counts match the file.
+        for i, entries in enumerate(provenance):
+            if 0 < len(entries) < len(self.metrics):
+                entries.clear()
+                for name in self.metrics:
+                    columns[name][i] = None
+        done = sum(1 for entries in provenance if entries)
+        self.stats.add(judgements=done * len(self.metrics))
         types = {m: pa.float64() for m in columns}
         if self.similarity is not None:
             old = (records.table.column("answer_similarity").to_pylist()
@@ -460,6 +467,11 @@ class LexicalJudge:
                 if value is not None:  # the similarity's own entry: which score fills it, by which library
                     provenance[i].append(Provenance(column="answer_similarity", judge="lexical",
                                                     model=f"{self.similarity}, {versions[self.similarity]}"))
+        scored = [bool(entries) for entries in provenance]
+        for name in self.metrics:  # a record this run did not score keeps what its file gave
+            if name in records.table.column_names:
+                given = records.table.column(name).to_pylist()
+                columns[name] = [value if scored[i] else given[i] for i, value in enumerate(columns[name])]
         with deferred_interrupt() as caught:
             judged = write_columns(records, columns, provenance, types)
         if caught:

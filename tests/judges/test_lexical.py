@@ -154,3 +154,34 @@ def test_lexical_judge_writes_columns_and_provenance():
     assert "judge_provenance" in back.extra_columns
     with pytest.raises(EvalSuiteError):
         LexicalJudge(metrics=["bleu"], similarity="rouge_l")
+
+
+def test_ctrl_c_inside_a_records_scores_leaves_that_record_unscored_whole(monkeypatch):
+    """A KeyboardInterrupt between two of a record's scores: the record gets none of them (it got
+    some, so its metrics were averaged over different records), it is not counted, the counts match
+    the file, and records not scored keep the values their file gave."""
+    import evalsuite.judges._base as base
+    from evalsuite.judges.lexical import LexicalJudge
+    from evalsuite.records.table import Records
+
+    rows = [{"query_id": f"q{i}", "system": "s", "answer": "the cat sat", "reference": "the cat sat down",
+             "token_f1": 0.25} for i in range(5)]
+    real = base.Provenance
+    made = []
+
+    def provenance(*args, **kwargs):
+        made.append(1)
+        if len(made) == 5:  # record q1's second score
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(base, "Provenance", provenance)
+    judge = LexicalJudge(metrics=["bleu", "rouge_l", "token_f1"])
+    result = judge.judge(Records.from_rows(rows))
+    table = result.records.table
+    assert result.done == 1 and result.stats.judgements == 3 and result.stats.stopped == "interrupted"
+    assert result.rows == ["answered", None, None, None, None]
+    for name in ("bleu", "rouge_l"):
+        values = table.column(name).to_pylist()
+        assert values[0] is not None and values[1:] == [None] * 4
+    assert table.column("token_f1").to_pylist()[1:] == [0.25] * 4  # what the file gave, kept
