@@ -21,6 +21,13 @@ from evalsuite.cli import main
 from judge_server import JudgeServer, SilentServer, refused_port
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def default_sigint():
+    """Ctrl-C's default in the child: a shell starts background jobs with SIGINT ignored, and a
+    Python started so never raises KeyboardInterrupt (these tests then fail only when run in the
+    background, e.g. under nohup)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 SAMPLE = REPO / "sample_data" / "rag" / "ragtruth_qa.jsonl"
 MODEL = "test-judge"
 N = 6  # the recorded sample records (scripts/record_judge_fixtures.py)
@@ -115,7 +122,8 @@ def test_ctrl_c_keeps_what_was_done_and_a_rerun_resumes(stripped, tmp_path):
                 "--base-url", server.base_url, "--cache", str(cache), "--concurrency", "1",
                 "--judgements", "answer_claims_supported,context_relevant", "-o", str(out)]
         env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
-        proc = subprocess.Popen(args, cwd=REPO, env=env, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(args, cwd=REPO, env=env, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=default_sigint)
         deadline = time.time() + 60
         while server.requests < 7 and time.time() < deadline:  # past the first record (5 requests)
             time.sleep(0.05)
@@ -224,6 +232,7 @@ def test_ctrl_c_while_reading_estimating_or_writing_exits_130_within_2_s(strippe
         cached = len(JudgeCache(cache))
         args = [*base, "--judgements", "answer_claims_supported,context_relevant", "-o", str(out)]
         proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "slow_phase.py"), phase, *args], cwd=REPO,
+                                preexec_fn=default_sigint,
                                 env=env, stderr=subprocess.PIPE, text=True)
         seen = []
         while not seen or seen[-1].strip() != f"phase {phase}":

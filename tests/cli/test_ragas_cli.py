@@ -24,6 +24,13 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "ragas"
 REPO = Path(__file__).resolve().parents[2]
 
 
+def default_sigint():
+    """Ctrl-C's default in the child: a shell starts background jobs with SIGINT ignored, and a
+    Python started so never raises KeyboardInterrupt (these tests then fail only when run in the
+    background, e.g. under nohup)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.fixture
 def server():
     recordings = json.loads((DATA / "recorded_chat.json").read_text(encoding="utf-8"))
@@ -107,7 +114,8 @@ def test_ctrl_c_in_each_phase_stops_in_seconds_writes_and_a_rerun_repeats_no_cal
                 "--embedding-model", "hash-embed", "--embedding-base-url", server.base_url,
                 "--cache", str(tmp_path / "c.sqlite")]
         env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
-        proc = subprocess.Popen(args, cwd=REPO, env=env, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(args, cwd=REPO, env=env, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=default_sigint)
         deadline = time.monotonic() + 60
         busy = (lambda: server.embeddings >= 1) if phase == "embeddings" else (lambda: server.requests >= 2)
         while not busy() and time.monotonic() < deadline:
