@@ -5,6 +5,7 @@ significant" can be read as "no difference" or as "too few queries"."""
 
 from __future__ import annotations
 
+import math
 
 import numpy as np
 import pandas as pd
@@ -90,6 +91,22 @@ def plan_table(differences, difference: float, alpha: float) -> tuple[pd.DataFra
     return table, verdict
 
 
+def _largest_difference(metric: str) -> float:
+    """The largest difference in mean the metric allows (its registry range's width: 1 for nDCG,
+    MAP, faithfulness ...), so an impossible target cannot be typed; 1e6 when unbounded or unknown."""
+    from evalsuite.metrics import registry
+    from evalsuite.metrics.names import parse_metric
+
+    try:
+        base = parse_metric(metric).base
+    except Exception:  # a records column or a name the parser does not know: no bound from the registry
+        base = metric
+    entry = registry.METRICS.get(base) or registry.GIVEN_SCORES.get(base)
+    low, high = getattr(entry, "value_range", (-math.inf, math.inf))
+    width = high - low
+    return float(width) if math.isfinite(width) and width > 0 else 1e6
+
+
 def section(differences, metric: str, alpha: float) -> None:
     """Draw the section under Compare's per-query differences of ``metric``."""
     st.subheader("How many queries")
@@ -97,8 +114,9 @@ def section(differences, metric: str, alpha: float) -> None:
     d = d[np.isfinite(d)]
     observed = abs(float(d.mean())) if len(d) else 0.0
     default = float(f"{observed:.2g}") if observed > 0 else 0.01
-    target = ui.bound(st.number_input, f"Difference in mean {ui.plain(metric)} that matters", 1e-4, 1e6,
-                      max(default, 1e-4), format="%.4f", key="compare_plan_difference",
+    largest = _largest_difference(metric)
+    target = ui.bound(st.number_input, f"Difference in mean {ui.plain(metric)} that matters", 1e-4, largest,
+                      min(max(default, 1e-4), largest), format="%.4f", key="compare_plan_difference",
                       help="The smallest difference worth detecting (Sakai's minimum detectable difference); "
                            "it starts at the observed difference.")
     try:

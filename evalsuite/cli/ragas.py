@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--embedding-base-url", help="embeddings endpoint (with --embedding-model)")
     parser.add_argument("--config", help="TOML file with a [judge] table (never the key)")
     parser.add_argument("--concurrency", type=int, help="requests in flight (default 8)")
-    parser.add_argument("--max-tokens", type=int)
+    parser.add_argument("--max-tokens", type=int, help="output token cap per LLM request (default 1024)")
     parser.add_argument("--price-input", type=float, help="price per million input tokens")
     parser.add_argument("--price-output", type=float, help="price per million output tokens")
     parser.add_argument("--budget", type=float, help="stop before the cost could pass this")

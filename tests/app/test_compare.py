@@ -237,6 +237,16 @@ def test_westfall_young_is_offered_with_the_permutation_test_only(cranfield):
     assert not at.exception and not [e.value for e in at.error]
 
 
+def test_the_difference_that_matters_cannot_pass_the_metrics_range(cranfield):
+    """nDCG lies in 0..1, so no difference in mean above 1 can be typed (a target of 2 was taken and
+    called 'enough' with 225 queries); a URL value above it is dropped for the default."""
+    at = open_page("compare", query={"compare_a": "BM25L", "compare_b": "BM25", "compare_metrics": ["ndcg@10"],
+                                     "compare_metric": "ndcg@10", "compare_plan_difference": "2"})
+    assert not at.exception
+    box = at.number_input(key="compare_plan_difference")
+    assert box.max == 1.0 and box.value <= 1.0
+
+
 def test_how_many_queries_from_the_observed_differences(cranfield):
     """Issue 28: under the per-query differences, the queries a paired t-test needs for power 0.8 at
     the difference typed in, and the difference the queries at hand detect, are sample_size's on the
