@@ -449,6 +449,14 @@ def judged_name(name: str) -> str:
     return f"{stem}.judged.parquet"
 
 
+KEY_FILE_PICKER = "judge_file"
+
+
+def file_label(stored) -> str:
+    """How the Judge page's "Records file" names a stored file: its name and digest's start."""
+    return f"{stored.name} (sha256 {stored.digest[:12]})"
+
+
 def collect_finished() -> None:
     """Put a finished run's records into the session in place of the file it judged (any page)."""
     from . import session
@@ -470,6 +478,8 @@ def collect_finished() -> None:
     if original is not None:
         originals[stored.key] = originals.pop(job.file_key, original)
     st.session_state.setdefault(KEY_OWN_REPLIES, {}).update(job.replies)
+    # The Judge page's "Records file" stays on the file just judged (its label changed with its digest).
+    st.session_state[KEY_FILE_PICKER] = file_label(stored)
     st.session_state.setdefault(KEY_JOB_NOTICES, []).append(
         f"{job.file_name}: the judged records ({stored.name}) replace it on every page; the original file is kept "
         "unchanged and can be restored on the Judge page.")

@@ -165,8 +165,8 @@ def render() -> None:
         ui.no_data("No per-request records loaded.")
         _progress()
         return
-    names = [f"{f.name} (sha256 {f.digest[:12]})" for f in files]
-    chosen = ui.pick("Records file", names, key="judge_file")
+    names = [judge_jobs.file_label(f) for f in files]
+    chosen = ui.pick("Records file", names, key=judge_jobs.KEY_FILE_PICKER)
     stored = files[names.index(chosen)] if chosen in names else files[0]
     try:
         records = loaders.read_records(stored.digest, stored.name, stored.data)

@@ -369,3 +369,21 @@ def test_a_page_run_of_an_llm_and_a_lexical_judge_counts_records_from_their_outc
         judge_jobs._run(job, records)
     assert job.status == "done", job.message
     assert job.message.startswith("37 of 40 records judged, 3 with every judgement missing"), job.message
+
+
+def test_the_records_file_picker_stays_on_the_file_just_judged(monkeypatch):
+    """After a run the judged version replaces the file (a new digest, so a new label): the picker
+    shows it, not the first file of the list ("Nothing to judge" above the other file's results)."""
+    monkeypatch.delenv("EVALSUITE_JUDGE_TYPED_ENDPOINTS", raising=False)
+    at = open_page("judge", pending=[("records", "answers.jsonl", RECORDS)])
+    upload = next(o for o in at.selectbox(key="judge_file").options if o.startswith("answers.jsonl"))
+    assert at.selectbox(key="judge_file").options.index(upload) > 0
+    at.selectbox(key="judge_file").set_value(upload).run()
+    at.multiselect(key="judge_metrics").set_value([])
+    at.multiselect(key="judge_lexical").set_value(["token_f1"]).run()
+    at.button(key="judge_start").click().run()
+    _wait(at, lambda j: not j.running)
+    assert at.session_state["judge_job"].status == "done"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="judge_file").value.startswith("answers.judged.parquet")
