@@ -247,8 +247,9 @@ def rag_quality_table(report, metrics: Sequence[str] | None = None) -> pd.DataFr
         Columns ``system``, ``metric``, ``mean``, ``coverage``, ``n_defined``, ``n``,
         ``ci_low``, ``ci_high``, ``source`` (where that system's value comes from: "computed
         from the judgements", "given in the file" - a RAGAS export's own column -, "computed
-        from the records" or "none"; decided per system; for a metric with optional inputs, which
-        it used, e.g. "(with answer_similarity)"). The ``success`` rows come from
+        from the records" or "none" - also when no record of the system has a value -; decided
+        per system; for a metric with optional inputs, which it used, e.g. "(with
+        answer_similarity)"). ``coverage`` is NaN for a system with no requests (a share of none). The ``success`` rows come from
         ``report.task_success`` (the success rate with its Wilson interval); other metrics have
         no interval (NaN).
     """
@@ -263,12 +264,14 @@ def rag_quality_table(report, metrics: Sequence[str] | None = None) -> pd.DataFr
                 score, ci = scores[metric], (np.nan, np.nan)
             else:
                 continue
+            n, n_defined = int(score.params.get("n", 0)), int(score.params.get("n_defined", 0))
+            # No value at all: no source to name, and a share of no requests is undefined, not 0.
+            source = ("none" if n_defined == 0 and "n_defined" in score.params
+                      else str(score.params.get("source", "computed from the records"))
+                      + (f" ({score.params['inputs']})" if score.params.get("inputs") else ""))
             rows.append({"system": system, "metric": metric, "mean": float(score),
-                         "coverage": float(score.params.get("coverage", np.nan)),
-                         "n_defined": int(score.params.get("n_defined", 0)), "n": int(score.params.get("n", 0)),
-                         "ci_low": ci[0], "ci_high": ci[1],
-                         "source": str(score.params.get("source", "computed from the records"))
-                         + (f" ({score.params['inputs']})" if score.params.get("inputs") else "")})
+                         "coverage": float(score.params.get("coverage", np.nan)) if n else np.nan,
+                         "n_defined": n_defined, "n": n, "ci_low": ci[0], "ci_high": ci[1], "source": source})
     return pd.DataFrame(rows, columns=["system", "metric", "mean", "coverage", "n_defined", "n", "ci_low", "ci_high",
                                        "source"])
 

@@ -481,3 +481,17 @@ def test_pairwise_differences_are_the_reports_pairs_both_ways():
     assert significant.loc["b", "a"] and not significant.loc["c", "a"]  # 0.3 apart vs 0.05 apart, 30 queries
     with pytest.raises(es.EvalSuiteError):
         display.pairwise_differences(report, "ndcg@10")
+
+
+def test_rag_quality_names_no_source_for_a_value_no_record_has():
+    """A system whose records hold only empty claim lists: faithfulness is computed, but from nothing
+    (n_defined 0), so the table names no source ("none", shown as "-") rather than "computed from the
+    judgements" next to an empty cell."""
+    from evalsuite.records.table import Records
+
+    rows = [{"query_id": "q1", "system": "a", "answer_claims_supported": [True, False]},
+            {"query_id": "q1", "system": "b", "answer_claims_supported": []}]
+    table = display.rag_quality_table(es.evaluate_records(Records.from_rows(rows)))
+    by_system = table.set_index("system")
+    assert by_system.loc["a", "source"] == "computed from the judgements" and by_system.loc["a", "mean"] == 0.5
+    assert by_system.loc["b", "n_defined"] == 0 and by_system.loc["b", "source"] == "none"
