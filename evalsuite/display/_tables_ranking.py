@@ -91,12 +91,14 @@ def describe_records(records, format: str) -> dict:
         "requests": int(len(frame)),
         "queries": int(frame["query_id"].nunique()) if "query_id" in frame else 0,
         "n systems": len(records.systems),
+        # What the reader warns of and left unused first: the lists of fields and systems are long and
+        # would push them past the table's right edge.
+        "warnings": "; ".join(records.warnings),
+        "kept, not used": ", ".join(str(c) for c in records.extra_columns if c not in records.score_columns),
         "fields": ", ".join(records.fields),
         "systems": ", ".join(map(str, records.systems)),
         "renamed columns": ", ".join(f"{k} -> {v}" for k, v in dict(records.aliases).items()),
-        "kept, not used": ", ".join(str(c) for c in records.extra_columns if c not in records.score_columns),
         "scores declared by the tool": ", ".join(map(str, records.score_columns)),
-        "warnings": "; ".join(records.warnings),
     }
 
 

@@ -495,3 +495,13 @@ def test_rag_quality_names_no_source_for_a_value_no_record_has():
     by_system = table.set_index("system")
     assert by_system.loc["a", "source"] == "computed from the judgements" and by_system.loc["a", "mean"] == 0.5
     assert by_system.loc["b", "n_defined"] == 0 and by_system.loc["b", "source"] == "none"
+
+
+def test_records_description_puts_warnings_and_unused_columns_before_the_long_lists():
+    from evalsuite.records.table import Records
+
+    rows = [{"query_id": "q1", "system": "a", "answer": "x", "model": "m1"}]
+    row = display.describe_records(Records.from_rows(rows), "jsonl")
+    keys = list(row)
+    assert keys.index("warnings") < keys.index("fields") and keys.index("kept, not used") < keys.index("systems")
+    assert "model" in row["kept, not used"]
