@@ -14,12 +14,15 @@ import streamlit as st
 from dashboard import hosting, judge_jobs, loaders, session, ui
 from evalsuite.judges.lexical import LEXICAL_COLUMNS
 from evalsuite.judges.ragas_needs import coverage_of
-from evalsuite.metrics.registry import JUDGED_METRICS, METRICS
+from evalsuite.metrics.registry import GIVEN_SCORES, JUDGED_METRICS, METRICS
 
 _DEFAULT_METRICS = [m for m in JUDGED_METRICS if m != "aspect_critique"]
 _OFFLINE_METRICS = [m for m in JUDGED_METRICS if "llm" not in METRICS[m].needs.judges]
-_LEXICAL_NAMES = {"bleu": "BLEU (sacrebleu)", "chrf": "chrF (sacrebleu)", "rouge_l": "ROUGE-L (rouge-score)",
-                  "token_f1": "SQuAD F1", "exact_match": "SQuAD exact match", "fuzzy_ratio": "fuzzy ratio (rapidfuzz)"}
+def _lexical_label(name: str) -> str:
+    """A lexical score as offered: its column and the library that computes it (from the registry)."""
+    source = GIVEN_SCORES[name].source
+    library = source[source.index("lexical judge (") + len("lexical judge ("):-1] if "lexical judge (" in source else ""
+    return f"{name} ({library})" if library else name
 
 
 def _progress() -> None:
@@ -203,7 +206,7 @@ def render() -> None:
                             "embedding model")
     lexical = ui.bound(st.multiselect, "Lexical scores (no model, no endpoint)", list(LEXICAL_COLUMNS),
                        default=list(LEXICAL_COLUMNS) if offline else [], key="judge_lexical",
-                       format_func=lambda m: _LEXICAL_NAMES.get(m, m),
+                       format_func=_lexical_label,
                        help="Each record's answer against its reference")
     aspects = _aspects() if "aspect_critique" in metrics else {}
     a, b = st.columns(2)

@@ -25,11 +25,12 @@ import unicodedata
 from functools import lru_cache
 
 from ..errors import EvalSuiteError
+from ..metrics.registry import LEXICAL_JUDGE_COLUMNS
 
 __all__ = ["LexicalJudge", "bleu", "chrf", "rouge_l", "token_f1", "exact_match", "fuzzy_ratio", "lexical_scores", "LEXICAL_COLUMNS"]
 
-#: Column written by the lexical judge -> function computing it.
-LEXICAL_COLUMNS = ("bleu", "chrf", "rouge_l", "token_f1", "exact_match", "fuzzy_ratio")
+#: The columns the lexical judge writes, from the registry (each has a function of its name below).
+LEXICAL_COLUMNS = LEXICAL_JUDGE_COLUMNS
 
 
 def _check_text(value, name: str) -> str:
@@ -335,8 +336,9 @@ def fuzzy_ratio(answer: str, reference: str) -> float:
     return fuzz.ratio(a, b) / 100.0
 
 
-_FUNCTIONS = {"bleu": bleu, "chrf": chrf, "rouge_l": rouge_l, "token_f1": token_f1, "exact_match": exact_match,
-              "fuzzy_ratio": fuzzy_ratio}
+_FUNCTIONS = {f.__name__: f for f in (bleu, chrf, rouge_l, token_f1, exact_match, fuzzy_ratio)}
+# The library behind each function (its version goes into the provenance); the SQuAD ones are the script's.
+_LIBRARIES = {bleu: "sacrebleu", chrf: "sacrebleu", rouge_l: "rouge-score", fuzzy_ratio: "rapidfuzz"}
 
 
 def lexical_scores(answer: str, reference: str, metrics=LEXICAL_COLUMNS) -> dict[str, float]:
@@ -496,5 +498,4 @@ def _versions() -> dict[str, str]:
         except PackageNotFoundError:  # pragma: no cover
             return package
 
-    return {"bleu": v("sacrebleu"), "chrf": v("sacrebleu"), "rouge_l": v("rouge-score"),
-            "token_f1": "SQuAD v1.1 script", "exact_match": "SQuAD v1.1 script", "fuzzy_ratio": v("rapidfuzz")}
+    return {name: v(_LIBRARIES[f]) if f in _LIBRARIES else "SQuAD v1.1 script" for name, f in _FUNCTIONS.items()}

@@ -278,6 +278,9 @@ class GivenScore:
     value_range : (float, float)
     source : str
         The tool (and module) that defines it.
+    judge : str or None
+        The EvalSuite judge that can fill it (``"lexical"``: :mod:`evalsuite.judges.lexical`
+        computes it with the library named in ``source``), else None (read as given only).
 
     Examples
     --------
@@ -292,3 +295,4 @@ class GivenScore:
     source: str
     higher_is_better: bool = True
     value_range: tuple[float, float] = (0.0, 1.0)
+    judge: str | None = None

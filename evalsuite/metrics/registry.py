@@ -32,7 +32,7 @@ from ._ranking_entries import RANKING_ENTRIES
 from ._trec_eval_entries import TREC_EVAL_ENTRIES
 from .entry import EXPORT_TOOLS, KINDS, GivenScore, Metric, TestVector
 
-__all__ = ["Metric", "GivenScore", "TestVector", "METRICS", "GIVEN_SCORES", "DEFAULTS", "TREC_OFFICIAL",
+__all__ = ["Metric", "GivenScore", "TestVector", "METRICS", "GIVEN_SCORES", "LEXICAL_JUDGE_COLUMNS", "DEFAULTS", "TREC_OFFICIAL",
            "GENERAL_CONVENTIONS", "TREC_PRINT_ORDER", "TREC_FAMILY_CUTOFFS", "KINDS", "EXPORT_NAMES", "READ_EXPORTS",
            "RECORD_INPUTS", "PER_CHUNK_INPUTS", "GIVEN_NAMES", "LOWER_IS_BETTER", "JUDGED_METRICS", "judge_columns"]
 
@@ -43,6 +43,8 @@ _ENTRIES = [*RANKING_ENTRIES, *TREC_EVAL_ENTRIES, *RAG_ENTRIES]
 METRICS: Mapping[str, Metric] = MappingProxyType({m.name: m for m in _ENTRIES})
 #: Scores other tools compute that EvalSuite reads as given, by the record field they are kept under.
 GIVEN_SCORES: Mapping[str, GivenScore] = MappingProxyType({g.name: g for g in GIVEN_ENTRIES})
+#: The columns the lexical judge fills (:mod:`evalsuite.judges.lexical`), in the order it offers them.
+LEXICAL_JUDGE_COLUMNS: tuple[str, ...] = tuple(g.name for g in GIVEN_ENTRIES if g.judge == "lexical")
 
 #: Default selections of ranking metrics (names as parse_metric accepts them), by who uses them.
 DEFAULTS: Mapping[str, tuple[str, ...]] = MappingProxyType({

@@ -234,7 +234,15 @@ def test_offline_judges_run_without_an_endpoint_and_show_what_changed(monkeypatc
     embedding = "filled by the embedding judge (sentence-transformers/all-MiniLM-L6-v2@onnx-int8)"
     assert set(sources["answer_similarity"]) == {embedding}, sources
     assert set(sources["exact_match"]) == {"filled by the lexical judge (SQuAD v1.1 script)"}, sources
+    # Every lexical score is a registry score now, so it is shown with the others (only exact_match was).
+    assert set(sources["bleu"]) == {"filled by the lexical judge (sacrebleu " + _version("sacrebleu") + ")"}, sources
     assert not (sources.astype(str) == "given in the file").any().any()
+
+
+def _version(package: str) -> str:
+    from importlib.metadata import version
+
+    return version(package)
 
 
 def test_a_dead_endpoint_ends_the_run_with_the_breakers_reason(monkeypatch):
