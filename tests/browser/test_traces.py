@@ -72,8 +72,10 @@ def test_sdk_traces_load_show_stages_failures_and_quality_after_judging(server, 
     metrics.locator("input").first.click()
     page.get_by_role("option", name="answer_similarity", exact=True).click()
     page.keyboard.press("Escape")
-    wait_idle(page)
-    page.wait_for_selector("text=Estimate", timeout=60_000)
+    # The estimate tokenises the chosen texts: up to 120 s on a loaded machine (it timed out at 60 s
+    # once in a ci-like run that shared the 2 cores with another browser and a pip install).
+    wait_idle(page, timeout=120)
+    page.wait_for_selector("text=Estimate", timeout=120_000)
     page.get_by_role("button", name="Start judging").click()
     page.wait_for_selector("text=replace it on every page", timeout=180_000)
     wait_idle(page)
