@@ -13,7 +13,6 @@ import subprocess
 import sys
 import threading
 import time
-import types
 from pathlib import Path
 
 import numpy as np
@@ -31,22 +30,8 @@ METRICS = ["ndcg@10", "ndcg_burges@10", "ndcg", "map@100", "map", "mrr@10", "mrr
            "recall_100", "hit_rate@10", "judged@10"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _plain_main():
-    """Dask starts worker processes with multiprocessing's spawn, which re-runs the file of
-    ``sys.modules["__main__"]`` in the child; after the Streamlit AppTests in the same session that
-    is app.py. A bare __main__ for this module's clusters (a real program's own __main__ is fine)."""
-    saved = sys.modules["__main__"]
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    yield
-    sys.modules["__main__"] = saved
-
-
-@pytest.fixture(scope="module")
-def client(_plain_main):
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                  memory_limit="1GiB") as cluster, distributed.Client(cluster) as c:
-        yield c
+# Dask spawns worker processes: a bare __main__ for them, and the module's cluster (conftest.py).
+pytestmark = pytest.mark.usefixtures("_plain_main")
 
 
 def _seeded(seed: int = 17):

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
-import types
 
 import numpy as np
 import pandas as pd
@@ -22,20 +20,8 @@ from evalsuite.records.table import concat_records
 distributed = pytest.importorskip("distributed")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _plain_main():
-    """A bare __main__ while Dask spawns workers (after AppTests it is app.py; see test_distributed)."""
-    saved = sys.modules["__main__"]
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    yield
-    sys.modules["__main__"] = saved
-
-
-@pytest.fixture(scope="module")
-def client(_plain_main):
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                  memory_limit="1GiB") as cluster, distributed.Client(cluster) as c:
-        yield c
+# Dask spawns worker processes: a bare __main__ for them, and the module's cluster (conftest.py).
+pytestmark = pytest.mark.usefixtures("_plain_main")
 
 
 def _labels(rng, n, p_none=0.1):
