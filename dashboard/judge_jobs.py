@@ -34,6 +34,7 @@ KEY_JOB = "judge_job"
 KEY_ORIGINALS = "judge_originals"   # {judged file key: original StoredFile}
 KEY_JOB_NOTICES = "judge_notices"
 KEY_OWN_REPLIES = "judge_own_replies"  # {request hash: key of its reply in the judge cache} of this session's runs
+KEY_FILE_PICKER = "judge_file"  # the Judge page's "Records file"
 HEARTBEAT_SECONDS = 15.0
 
 
@@ -447,9 +448,6 @@ def judged_name(name: str) -> str:
     if stem.endswith(".judged"):
         stem = stem[: -len(".judged")]
     return f"{stem}.judged.parquet"
-
-
-KEY_FILE_PICKER = "judge_file"
 
 
 def file_label(stored) -> str:

@@ -99,7 +99,7 @@ def _largest_difference(metric: str) -> float:
 
     try:
         base = parse_metric(metric).base
-    except Exception:  # a records column or a name the parser does not know: no bound from the registry
+    except EvalSuiteError:  # a records column or a name the parser does not know: no bound from the registry
         base = metric
     entry = registry.METRICS.get(base) or registry.GIVEN_SCORES.get(base)
     low, high = getattr(entry, "value_range", (-math.inf, math.inf))
