@@ -30,7 +30,9 @@ METRICS = ["ndcg@10", "ndcg_burges@10", "ndcg", "map@100", "map", "mrr@10", "mrr
            "recall_100", "hit_rate@10", "judged@10"]
 
 
-# Dask spawns worker processes: a bare __main__ for them, and the module's cluster (conftest.py).
+# Dask spawns worker processes: a bare __main__ for them, and the module's cluster.
+from dask_fixtures import _plain_main, client  # noqa: E402,F401  (fixtures)
+
 pytestmark = pytest.mark.usefixtures("_plain_main")
 
 

@@ -20,7 +20,9 @@ from evalsuite.records.table import concat_records
 distributed = pytest.importorskip("distributed")
 
 
-# Dask spawns worker processes: a bare __main__ for them, and the module's cluster (conftest.py).
+# Dask spawns worker processes: a bare __main__ for them, and the module's cluster.
+from dask_fixtures import _plain_main, client  # noqa: E402,F401  (fixtures)
+
 pytestmark = pytest.mark.usefixtures("_plain_main")
 
 

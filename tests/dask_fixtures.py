@@ -1,4 +1,5 @@
-"""Fixtures of the Dask tests (test_distributed, test_records_dask)."""
+"""Fixtures of the Dask tests (tests/evaluation/test_distributed.py, test_records_dask.py), which
+import them (not a conftest.py: the tests import the root conftest by name)."""
 
 from __future__ import annotations
 
