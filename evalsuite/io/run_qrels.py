@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..utils.ids import invisible_twins
+from ..utils.arrays import take
 from ..utils.keys import string_keys
 from ..utils.parallel import parallel_map, workers
 from ..utils.checks import ranks_from_counts
@@ -259,8 +260,8 @@ def _rank_order(codes: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.
         tie = np.flatnonzero(same & (scores[1:] == scores[:-1]))
         if tie.size == 0:
             return None
-        left = doc_ids.take(pa.array(tie))
-        right = doc_ids.take(pa.array(tie + 1))
+        left = take(doc_ids, tie)
+        right = take(doc_ids, tie + 1)
         if bool(pc.all(pc.greater(left, right)).as_py()):
             return None
     del same
@@ -295,7 +296,7 @@ def _break_ties(order: np.ndarray, codes: np.ndarray, scores: np.ndarray, doc_id
     starts = np.ones(positions.size, dtype=bool)
     starts[1:] = ~same[positions[1:] - 1]
     rows = order[positions]
-    table = pa.table({"run": np.cumsum(starts), "d": doc_ids.take(pa.array(rows))})
+    table = pa.table({"run": np.cumsum(starts), "d": take(doc_ids, rows)})
     within = pc.sort_indices(table, [("run", "ascending"), ("d", "descending")]).to_numpy()
     order[positions] = rows[within]
     return order

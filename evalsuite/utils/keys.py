@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .parallel import parallel_map
+from .arrays import flags, take
 
 _U64 = np.uint64
 _GOLDEN = _U64(0x9E3779B97F4A7C15)
@@ -159,10 +160,10 @@ def strings_equal(a: pa.Array | pa.ChunkedArray, a_idx: np.ndarray, b: pa.Array 
     """Elementwise ``a[a_idx] == b[b_idx]`` for two Arrow string arrays, as a numpy bool array."""
     if len(a_idx) == 0:
         return np.zeros(0, dtype=bool)
-    left = a.take(pa.array(a_idx))
-    right = b.take(pa.array(b_idx))
-    left = left.combine_chunks() if isinstance(left, pa.ChunkedArray) else left
-    right = right.combine_chunks() if isinstance(right, pa.ChunkedArray) else right
+    # Chunk by chunk: ChunkedArray.take joins every chunk of a string column first (0.43 s for
+    # the 16,000 judged rows of a 7M-line MS MARCO v2 run, 0.003 s this way).
+    left = take(a, a_idx)
+    right = take(b, b_idx)
     if left.type != right.type:
         right = right.cast(left.type)
-    return pc.equal(left, right).to_numpy(zero_copy_only=False)
+    return flags(pc.equal(left, right))
