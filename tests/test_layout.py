@@ -191,3 +191,17 @@ def test_public_names_load_on_first_use():
     import pytest
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         es.no_such_name
+
+
+def test_reading_trec_files_and_evaluating_import_no_pandas_until_the_table_is_asked_for():
+    # pandas costs about 0.25 s to import (issue 31, benchmarks/README.md); pyarrow's to_numpy and
+    # pa.array import it, so the read and evaluation path builds its arrays from buffers.
+    code = ("import sys, evalsuite as es\n"
+            "q = es.read_qrels('sample_data/cranfield/qrels.trec')\n"
+            "r = es.read_run('sample_data/cranfield/run_bm25.trec')\n"
+            "rep = es.evaluate(q, r, ['ndcg@10', 'map@100', 'P_10'])\n"
+            "before = 'pandas' in sys.modules\n"
+            "table = rep.per_query\n"
+            "print(before, 'pandas' in sys.modules, table.shape, round(table['ndcg@10'].mean(), 4), round(rep.means['ndcg@10'], 4))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True", "(225,", "3)", "0.3599", "0.3599"]

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import EvalSuiteError
-from .distributed import evaluate_dask
 from .local import evaluate_local
 from .report import DEFAULT_METRICS, EvaluationReport
 
@@ -86,6 +85,8 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
     {'P_2': 0.5}
     """
     if engine == "dask":
+        from .distributed import evaluate_dask  # pandas and the shard readers: only for this engine
+
         return evaluate_dask(qrels, run, metrics, queries, rel_level, scheduler=scheduler, max_docs=max_docs)
     if engine != "local":
         raise EvalSuiteError("engine must be 'local' or 'dask'", field="engine", value=engine)

@@ -5,13 +5,13 @@ the metric names and query policy it was asked for, and how per-query values bec
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from ..metrics.registry import DEFAULTS, METRICS
 from ..errors import EvalSuiteError
@@ -20,6 +20,9 @@ from ..utils.checks import check_rel_level
 from ..utils.ids import invisible_twins
 from ..metrics.ranking_kernel import CONVENTIONS, corpus_value
 from ..score import Score
+
+if TYPE_CHECKING:  # the per-query table is made when asked for: pandas costs 0.25 s to import
+    import pandas as pd
 
 __all__ = ["EvaluationReport", "DEFAULT_METRICS", "QUERY_POLICIES", "parse_metrics", "corpus_value", "queries_to_evaluate",
            "build_report", "invisible_id_warnings"]
@@ -42,7 +45,8 @@ class EvaluationReport:
     ----------
     per_query : pandas.DataFrame
         One row per evaluated query (index ``query_id``, sorted by id in byte order, as
-        trec_eval prints them), one float64 column per metric (named as requested).
+        trec_eval prints them), one float64 column per metric (named as requested). Made
+        from ``scores`` on first use (importing pandas then, not before).
     scores : dict of str -> Score
         Per metric a :class:`Score`: the mean, per-query values and parameters.
     dropped_queries : dict of str -> str
@@ -77,7 +81,6 @@ class EvaluationReport:
     mrr     all  0.7500
     """
 
-    per_query: pd.DataFrame
     scores: dict[str, Score]
     dropped_queries: dict[str, str]
     defaulted_queries: list[str]
@@ -94,7 +97,16 @@ class EvaluationReport:
     @property
     def query_ids(self) -> list[str]:
         """The evaluated queries, in report order."""
-        return self.per_query.index.tolist()
+        first = next(iter(self.scores.values()), None)
+        return [] if first is None or first.query_ids is None else list(first.query_ids)
+
+    @functools.cached_property
+    def per_query(self) -> pd.DataFrame:
+        """One row per evaluated query, one float64 column per metric (see the class)."""
+        import pandas as pd
+
+        return pd.DataFrame({name: np.asarray(score.per_query, dtype=np.float64) for name, score in self.scores.items()},
+                            index=pd.Index(self.query_ids, name="query_id"))
 
     def to_dataframe(self) -> pd.DataFrame:
         """A copy of the per-query table with the query id as a column."""
@@ -233,15 +245,12 @@ def build_report(values: Mapping[str, np.ndarray], specs: Sequence[MetricSpec], 
             score_params["param"] = spec.param
         scores[spec.name] = Score(values[spec.name], score_params, query_ids=eval_ids,
                                   value=corpus_value(spec, values[spec.name]))
-    per_query = pd.DataFrame({spec.name: values[spec.name] for spec in specs},
-                             index=pd.Index(eval_ids, name="query_id"))
     conventions = {"queries": QUERY_POLICIES[queries], "order": "score descending (float64), ties by doc id descending (trec_eval)"}
     conventions.update({s.base: CONVENTIONS[s.base] for s in specs})
     if check_rel_level(rel_level) != 1 and any(s.base.startswith("ndcg") for s in specs):
         conventions["ndcg_rel_level"] = "grades below rel_level get gain 0 in nDCG (ranx); trec_eval ignores -l for nDCG"
     extra = {k: v for k, v in params.items() if k not in params_common}
     return EvaluationReport(
-        per_query=per_query,
         scores=scores,
         dropped_queries=dropped,
         defaulted_queries=defaulted,

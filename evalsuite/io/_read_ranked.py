@@ -15,6 +15,7 @@ import pyarrow.csv as pacsv
 
 from ._lines import csv_error, csv_lines, long_csv_fields, nonblank_lines
 from ..errors import EvalSuiteError
+from ..utils.arrays import numbers
 from ..utils.ids import trim_id_array
 from .limits import ReadLimits, check_columns, check_rows
 from .columns import ColumnRoles, column_roles
@@ -211,7 +212,7 @@ def _float_blocks(chunks: list) -> np.ndarray:
     at = 0
     for i in range(len(chunks)):
         block, chunks[i] = chunks[i], None
-        values[at:at + len(block)] = block.to_numpy(zero_copy_only=False)
+        values[at:at + len(block)] = numbers(block)  # not to_numpy, which imports pandas
         at += len(block)
     return values
 

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..utils.ids import invisible_twins
-from ..utils.arrays import take
+from ..utils.arrays import numbers, positions, strings, take
 from ..utils.keys import string_keys
 from ..utils.parallel import parallel_map, workers
 from ..utils.checks import ranks_from_counts
@@ -208,10 +208,10 @@ def _encode_queries(query_ids: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, 
         table = pa.table({"q": query_ids}).unify_dictionaries()
         column = table.column("q")
         dictionary = column.chunks[0].dictionary if column.num_chunks else pa.array([], pa.string())
-        codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in column.chunks]) if column.num_chunks else np.zeros(0)
+        codes = np.concatenate([numbers(c.indices) for c in column.chunks]) if column.num_chunks else np.zeros(0)
     else:
         dictionary = query_ids.dictionary
-        codes = query_ids.indices.to_numpy(zero_copy_only=False)
+        codes = numbers(query_ids.indices)
     ids = np.array(dictionary.to_pylist(), dtype=object)
     if codes.size == 0:
         return codes.astype(np.int32), ids[:0]
@@ -373,12 +373,12 @@ def _group_rows(query_ids, doc_ids, values: np.ndarray, where: Locator, duplicat
     perm = order(codes, values, doc_ids)
     if perm is not None:
         codes, values, keys = codes[perm], values[perm], keys[perm]
-        doc_ids = doc_ids.take(pa.array(perm))
+        doc_ids = doc_ids.take(positions(perm))
     offsets = _offsets(codes, len(qids))
     groups = _find_duplicates(offsets, keys, doc_ids)
     drop = _resolve_duplicates(groups, values, codes, qids, doc_ids, duplicates, where, field, perm)
     notes = [f"query ids that differ only by invisible characters are different queries: {a!r} and {b!r}"
-             for a, b in invisible_twins(pa.array(qids.tolist(), pa.string()))]
+             for a, b in invisible_twins(strings(qids.tolist()))]
     if drop is not None:
         keep = np.ones(codes.size, dtype=bool)
         keep[drop] = False

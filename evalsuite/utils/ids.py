@@ -166,10 +166,13 @@ def _maybe_invisible(ids: pa.Array) -> bool:
     return bool(values.size) and (int(values.min()) < 0x20 or int(values.max()) > 0x7E)
 
 
+_NO_STRINGS = pa.Array.from_buffers(pa.string(), 0, [None, pa.py_buffer(bytes(4)), pa.py_buffer(b"")])  # pa.array([]) imports pandas
+
+
 def _with_invisible(ids: pa.Array) -> pa.Array:
     """The distinct ids that hold an invisible character."""
     if not _maybe_invisible(ids):
-        return pa.array([], pa.string())
+        return _NO_STRINGS
     unique = pc.unique(ids.drop_null())
     return unique.filter(pc.match_substring_regex(unique, _INVISIBLE_RE2))
 
