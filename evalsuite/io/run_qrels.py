@@ -248,8 +248,9 @@ def _rank_order(codes: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.
     """Permutation putting rows in (query, score desc, doc id desc) order; None if already so.
 
     Rows are ordered by score with numpy's quicksort, then grouped by query with a stable sort
-    of the query codes (a radix sort when they fit 16 bits); doc ids are compared only within
-    runs of equal (query, score), usually none. A sort on all three keys, doc id strings
+    of the query codes (a radix sort when they fit 16 bits); where queries are long (top-1000
+    runs) they are grouped first and each query's scores sorted alone. Doc ids are compared
+    only within runs of equal (query, score), usually none. A sort on all three keys, doc id strings
     included, took 2.7 s of a 4.9 s read of a 7-million-line file whose lines were shuffled.
     """
     n = codes.size
@@ -265,12 +266,16 @@ def _rank_order(codes: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.
         if bool(pc.all(pc.greater(left, right)).as_py()):
             return None
     del same
+    n_queries = int(codes.max(initial=0)) + 1
+    if n >= _ROWS_PER_QUERY_SORTED_ALONE * n_queries:
+        order, same = _score_order_within_queries(codes, scores, n_queries)
+        return _break_ties(order, codes, scores, doc_ids, same)
     # Score descending (the order of equal scores is settled below); 32-bit row numbers and
     # 16-bit query codes where they fit keep the sort's arrays small (memory is issue 31's other target).
     order = np.argsort(np.negative(scores))
     if n < (1 << 31):
         order = order.astype(np.int32)
-    keyed = codes.astype(np.uint16) if int(codes.max(initial=0)) < (1 << 16) else codes
+    keyed = codes.astype(np.uint16) if n_queries <= (1 << 16) else codes
     by_query = np.argsort(keyed[order], kind="stable")
     del keyed
     order = order[by_query]
@@ -278,15 +283,49 @@ def _rank_order(codes: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.
     return _break_ties(order, codes, scores, doc_ids)
 
 
-def _break_ties(order: np.ndarray, codes: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray:
+# Queries this long on average are grouped first, then each sorted by score on its own: 7,000
+# sorts of 1,000 scores (cache-sized) took 0.37 s where one sort of all 7 million took 0.72 s;
+# with fewer rows per query the loop's per-query cost would outweigh it.
+_ROWS_PER_QUERY_SORTED_ALONE = 256
+
+
+def _score_order_within_queries(codes: np.ndarray, scores: np.ndarray, n_queries: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows by query code (stable: a radix sort when codes fit 16 bits), each query's rows by
+    score descending (equal scores in no set order: the caller breaks ties); and for each pair
+    of neighbours in that order, whether they tie (same query and score)."""
+    keyed = codes.astype(np.uint16) if n_queries <= (1 << 16) else codes
+    order = np.argsort(keyed, kind="stable")
+    del keyed
+    if order.size < (1 << 31):
+        order = order.astype(np.int32)
+    negated = np.negative(scores[order])
+    ends = np.cumsum(np.bincount(codes, minlength=n_queries))
+    start = 0
+    for end in ends.tolist():
+        if end - start > 1:
+            by_score = np.argsort(negated[start:end])
+            order[start:end] = order[start:end][by_score]
+            negated[start:end] = negated[start:end][by_score]
+        start = end
+    same = negated[1:] == negated[:-1]
+    boundaries = ends[:-1]
+    same[boundaries[boundaries > 0] - 1] = False  # a query's last row and the next one's first never tie
+    return order, same
+
+
+def _break_ties(order: np.ndarray, codes: np.ndarray, scores: np.ndarray, doc_ids: pa.Array,
+                same: np.ndarray | None = None) -> np.ndarray:
     """``order`` (rows by query, then score descending) with each run of equal (query, score)
-    put in doc id descending order (byte order), as trec_eval breaks ties."""
-    same = np.empty(max(order.size - 1, 0), dtype=bool)
-    step = 1 << 20  # gathered a slice at a time: no sorted copy of the codes and scores
-    for start in range(0, order.size - 1, step):
-        rows = order[start:start + step + 1]
-        slice_codes, slice_scores = codes[rows], scores[rows]
-        same[start:start + rows.size - 1] = (slice_codes[1:] == slice_codes[:-1]) & (slice_scores[1:] == slice_scores[:-1])
+    put in doc id descending order (byte order), as trec_eval breaks ties. ``same``: whether
+    each pair of neighbours in ``order`` ties, when the caller knows it already."""
+    if same is None:
+        same = np.empty(max(order.size - 1, 0), dtype=bool)
+        step = 1 << 20  # gathered a slice at a time: no sorted copy of the codes and scores
+        for start in range(0, order.size - 1, step):
+            rows = order[start:start + step + 1]
+            slice_codes, slice_scores = codes[rows], scores[rows]
+            same[start:start + rows.size - 1] = ((slice_codes[1:] == slice_codes[:-1])
+                                                 & (slice_scores[1:] == slice_scores[:-1]))
     if not same.any():
         return order
     tied = np.zeros(order.size, dtype=bool)

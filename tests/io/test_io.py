@@ -118,7 +118,9 @@ def test_interleaved_queries_are_grouped_and_ranked():
     assert run.query("a")["doc_id"].tolist() == ["d2", "d1"]
 
 
-@pytest.mark.parametrize("n_queries", [7, 70_000])  # query codes in 16 bits, and past them
+# 7 queries of ~430 lines: each query sorted alone (run_qrels._score_order_within_queries);
+# 70,000 of ~1: one sort of all scores, with query codes past 16 bits.
+@pytest.mark.parametrize("n_queries", [7, 70_000])
 def test_shuffled_run_with_ties_is_in_trec_eval_order(n_queries):
     """A run whose lines are shuffled, with many equal scores (0.0 and -0.0 among them), comes out
     in trec_eval's order: queries by first appearance, score descending, ties by doc id
@@ -127,10 +129,12 @@ def test_shuffled_run_with_ties_is_in_trec_eval_order(n_queries):
 
     rng = random.Random(n_queries)
     scores = ["0.0", "-0.0", "1.5", "2", "-3.25", "1.50"]
-    lines = [(f"q{q}", f"d{rng.randrange(40)}", rng.choice(scores)) for q in range(n_queries)]  # every query
-    lines += [(f"q{rng.randrange(min(n_queries, 50))}", f"d{rng.randrange(40)}", rng.choice(scores)) for _ in range(3000)]
+    lines = [(f"q{q}", f"d{rng.randrange(1000)}", rng.choice(scores)) for q in range(n_queries)]  # every query
+    lines += [(f"q{rng.randrange(min(n_queries, 50))}", f"d{rng.randrange(1000)}", rng.choice(scores)) for _ in range(3000)]
     lines = list({(q, d): (q, d, s) for q, d, s in lines}.values())  # one line per (query, doc)
     rng.shuffle(lines)
+    from evalsuite.io.run_qrels import _ROWS_PER_QUERY_SORTED_ALONE
+    assert (len(lines) >= _ROWS_PER_QUERY_SORTED_ALONE * n_queries) == (n_queries == 7)  # both ways are tried
     text = "".join(f"{q} Q0 {d} 1 {s} t\n" for q, d, s in lines).encode()
     first = {}
     for q, _, _ in lines:
@@ -141,6 +145,20 @@ def test_shuffled_run_with_ties_is_in_trec_eval_order(n_queries):
     assert run.query_ids.tolist() == list(first)
     got = list(zip(np.repeat(run.query_ids, run.counts).tolist(), run.doc_ids.to_pylist(), run.scores.tolist()))
     assert got == [(q, d, float(s)) for q, d, s in expected]
+
+
+def test_long_queries_whose_scores_meet_at_the_boundary_stay_apart():
+    """Two long queries (sorted one by one) where every score is equal: the tie-break by doc id
+    works inside each query, never across the boundary between them."""
+    import random
+
+    lines = [f"{q} Q0 {q}{d:03d} 1 1.0 t\n" for q in ("a", "b") for d in range(300)]
+    rest = lines[1:]
+    random.Random(3).shuffle(rest)
+    lines = lines[:1] + rest  # "a" appears first; across the boundary, "b" ids would sort first
+    run = es.read_run("".join(lines).encode(), source_name="ties.trec")
+    assert run.query_ids.tolist() == ["a", "b"]
+    assert run.doc_ids.to_pylist() == [f"{q}{d:03d}" for q in ("a", "b") for d in reversed(range(300))]
 
 
 def test_cranfield_sample_reads_and_matches_published_reference():
