@@ -108,14 +108,14 @@ def _parse_trec(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
     if inp.size == 0:
         raise EvalSuiteError("the file is empty", source=inp.name)
     separator = _separator(inp)
-    parsed = None if separator is None else _parse_trec_arrow(inp.arrow_source(), kind, separator,
+    parsed = None if separator is None else _parse_trec_arrow(inp.arrow_source, kind, separator,
                                                              every_field=not _plain_fields(inp, separator))
     if parsed is not None:
         return parsed
     data = inp.data
     if not _has_comment_or_blank_lines(data):
         normalised = _normalise_whitespace(data)  # no two spaces in a row: only bytes outside ASCII can fail
-        parsed = _parse_trec_arrow(pa.py_buffer(normalised), kind, every_field=not normalised.isascii())
+        parsed = _parse_trec_arrow(lambda: pa.py_buffer(normalised), kind, every_field=not normalised.isascii())
         if parsed is not None:
             return parsed
     return _parse_trec_python(inp, kind)
@@ -150,9 +150,17 @@ def _plain_fields(inp: _Input, separator: str, block: int = 1 << 22) -> bool:
     return plain(inp.data)
 
 
-def _parse_trec_arrow(source, kind: str, delimiter: str = " ", every_field: bool = True) -> _Parsed | None:
-    """Fast path for lines separated by single spaces, or single tabs (``delimiter``; ``source``:
-    a pyarrow buffer or a file).
+# pyarrow's CSV blocks. 1 MiB (its default) parsed a 7M-line run 0.25-0.3 s faster than 16 MiB
+# (benchmarks/README.md, issue 31); a line longer than a block makes pyarrow stop ("straddles
+# two block boundaries"), so such a file is parsed again in blocks of the longest line allowed.
+_BLOCK_BYTES = 1 << 20
+_LONG_LINE_BLOCK_BYTES = 1 << 24  # ReadLimits' default max_line_bytes
+
+
+def _parse_trec_arrow(open_source: Callable[[], Any], kind: str, delimiter: str = " ",
+                      every_field: bool = True) -> _Parsed | None:
+    """Fast path for lines separated by single spaces, or single tabs (``delimiter``;
+    ``open_source()``: a new pyarrow buffer or file of the content, for each attempt).
 
     Returns None when the result would not be what a whitespace split gives line by line
     (pyarrow rejected a line, a field is empty, a line is blank or starts with '#'); the
@@ -166,10 +174,11 @@ def _parse_trec_arrow(source, kind: str, delimiter: str = " ", every_field: bool
     text_cols = [c for c in names if c not in ("query_id", value_col, "tag") and (every_field or c == "doc_id")]
     kept = [c for c in names if c in ("query_id", value_col, "tag") or c in text_cols]
     query_type = pa.dictionary(pa.int32(), pa.string())
-    try:
-        table = pacsv.read_csv(
-            source,
-            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
+
+    def read(block_bytes: int) -> pa.Table:
+        return pacsv.read_csv(
+            open_source(),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=block_bytes),
             # Blank lines must fail here (not be skipped), or line numbers would shift.
             parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
                                               escape_char=False, newlines_in_values=False,
@@ -180,6 +189,14 @@ def _parse_trec_arrow(source, kind: str, delimiter: str = " ", every_field: bool
                 include_columns=kept, null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False,
             ),
         )
+
+    try:
+        try:
+            table = read(_BLOCK_BYTES)
+        except pa.ArrowInvalid as exc:
+            if "straddles" not in str(exc):
+                raise
+            table = read(_LONG_LINE_BLOCK_BYTES)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
     for col in text_cols:

@@ -161,6 +161,28 @@ def test_long_queries_whose_scores_meet_at_the_boundary_stay_apart():
     assert run.doc_ids.to_pylist() == [f"{q}{d:03d}" for q in ("a", "b") for d in reversed(range(300))]
 
 
+@pytest.mark.parametrize("given", ["bytes", "path"])
+def test_a_line_longer_than_pyarrows_block_is_read_again_in_larger_blocks(tmp_path, monkeypatch, given):
+    """Blocks are 1 MiB; a 3 MiB doc id straddles two, so pyarrow is asked again with 16 MiB blocks
+    (not the line-by-line reader), from a new stream of the file."""
+    from evalsuite.io import _read_ranked
+
+    data = b"q Q0 " + b"d" * (3 << 20) + b" 1 1.0 t\nq Q0 e 2 0.5 t\n"
+    path = tmp_path / "long.trec"
+    path.write_bytes(data)
+    blocks = []
+    read_csv = _read_ranked.pacsv.read_csv
+
+    def spy(source, **options):
+        blocks.append(options["read_options"].block_size)
+        return read_csv(source, **options)
+
+    monkeypatch.setattr(_read_ranked.pacsv, "read_csv", spy)
+    run = es.read_run(data if given == "bytes" else path, source_name="long.trec")
+    assert blocks == [1 << 20, 1 << 24]
+    assert run.doc_ids.to_pylist() == ["d" * (3 << 20), "e"] and run.scores.tolist() == [1.0, 0.5]
+
+
 def test_cranfield_sample_reads_and_matches_published_reference():
     """SOURCE.md's reference (pytrec_eval-terrier 0.5.11) for the BM25 run on Cranfield."""
     report = es.evaluate(CRANFIELD / "qrels.trec", CRANFIELD / "run_bm25.trec", ["map", "ndcg_cut_10", "P_10", "recip_rank"])
