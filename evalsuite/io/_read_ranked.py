@@ -107,9 +107,8 @@ def _parse_trec(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
     """TREC run or qrels: pyarrow on the file as it is, else on normalised whitespace, else Python."""
     if inp.size == 0:
         raise EvalSuiteError("the file is empty", source=inp.name)
-    separator = _separator(inp)
-    parsed = None if separator is None else _parse_trec_arrow(inp.arrow_source, kind, separator,
-                                                             every_field=not _plain_fields(inp, separator))
+    separator, plain = _scan_whitespace(inp)
+    parsed = None if separator is None else _parse_trec_arrow(inp.arrow_source, kind, separator, every_field=not plain)
     if parsed is not None:
         return parsed
     data = inp.data
@@ -240,6 +239,51 @@ _WHITESPACE = str.maketrans("\t\r\v\f", "    ")
 def _split_fields(line: str) -> list[str]:
     """Fields split on trec_eval's whitespace (space, tab, CR, vertical tab, form feed)."""
     return [f for f in line.translate(_WHITESPACE).split(" ") if f]
+
+
+def _scan_whitespace(inp: _Input) -> tuple[str | None, bool]:
+    """The field separator pyarrow can split the file on exactly as trec_eval splits lines
+    (:func:`_separator`), and whether every field is plain (:func:`_plain_fields`).
+
+    Most files have no control byte but the line feed: one pass (:func:`_plain_spaced`) answers
+    both for them (0.08 s of a 238 MB run, where the two exact searches took 0.21 s); the
+    others are searched exactly.
+    """
+    plain = _plain_spaced(inp)
+    if plain is not None:
+        return " ", plain
+    separator = _separator(inp)
+    return separator, separator is not None and _plain_fields(inp, separator)
+
+
+def _plain_spaced(inp: _Input, block: int = 1 << 18) -> bool | None:
+    """None when the bytes hold a control byte other than the line feed (a tab, CR, vertical
+    tab, form feed or anything below 0x20); otherwise whether they are plain for a space
+    separator: only ASCII, no two spaces in a row.
+
+    numpy over blocks of ``block`` bytes (views; 256 KiB stay in cache: 0.08 s of a 238 MB run,
+    4 MiB blocks 0.14 s), each one byte longer so a pair across two blocks is seen.
+    """
+    def scan(data) -> bool | None:
+        view = np.frombuffer(data, dtype=np.uint8)
+        ascii_only, double_space = True, False
+        for start in range(0, view.size, block):
+            piece = view[start:start + block + 1]
+            if np.count_nonzero(piece < 32) != np.count_nonzero(piece == 10):
+                return None
+            if ascii_only and int(piece.max()) > 0x7F:
+                ascii_only = False
+            if not double_space:
+                space = piece == 32
+                double_space = bool(np.logical_and(space[1:], space[:-1]).any())
+        return ascii_only and not double_space
+
+    if inp.path is not None and inp._data is None:
+        import mmap
+
+        with open(inp.path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            return scan(view)  # its numpy views die with its frame, before the map closes
+    return scan(inp.data)
 
 
 def _has_other_whitespace(inp: _Input) -> bool:
