@@ -20,8 +20,8 @@ from ..utils.ids import trim_id_array
 from .limits import ReadLimits, check_columns, check_rows
 from .columns import ColumnRoles, column_roles
 from ._reading import (
-    jsonl_rows, jsonl_table, _BLANKS, decode_or_explain, finite_number, _Input, json_load, _NUMBER, open_parquet,
-    _QRELS_TREC_COLUMNS, read_parquet_table, repeated_name, _RUN_TREC_COLUMNS,
+    arrow_stream, jsonl_rows, jsonl_table, _BLANKS, decode_or_explain, finite_number, _Input, json_load, _NUMBER,
+    open_parquet, _QRELS_TREC_COLUMNS, read_parquet_table, repeated_name, _RUN_TREC_COLUMNS,
 )
 
 
@@ -114,7 +114,7 @@ def _parse_trec(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
     data = inp.data
     if not _has_comment_or_blank_lines(data):
         normalised = _normalise_whitespace(data)  # no two spaces in a row: only bytes outside ASCII can fail
-        parsed = _parse_trec_arrow(lambda: pa.py_buffer(normalised), kind, every_field=not normalised.isascii())
+        parsed = _parse_trec_arrow(lambda: arrow_stream(normalised), kind, every_field=not normalised.isascii())
         if parsed is not None:
             return parsed
     return _parse_trec_python(inp, kind)

@@ -4,6 +4,7 @@ JSON, JSONL and Parquet primitives (the run/qrels readers are in ``run_files`` a
 
 from __future__ import annotations
 
+import io
 import functools
 import json
 import math
@@ -85,7 +86,8 @@ class _Input:
         return self._data
 
     def arrow_source(self):
-        """Something pyarrow reads: the file as a stream (read a block at a time), or the bytes.
+        """Something pyarrow reads: the file as a stream (read a block at a time), or the bytes
+        as a stream too (:func:`arrow_stream`).
 
         Not a memory map: the pages of a mapped file count in the process's resident memory
         once touched, so mapping a 238 MiB run raised the peak of ``read_run`` by about as much
@@ -93,12 +95,22 @@ class _Input:
         """
         if self._data is None:
             return pa.OSFile(self.path)
-        return pa.py_buffer(self._data)
+        return arrow_stream(self._data)
 
     def release(self) -> None:
         """Forget the bytes (the parsed columns are all that is needed from here on)."""
         self._data = b""
         self.path = None
+
+
+def arrow_stream(data: bytes) -> io.BytesIO:
+    """``data`` as a file for pyarrow's CSV reader to read a block at a time (shared, not copied).
+
+    Not ``pa.py_buffer``: from a buffer, pyarrow's threads slice blocks faster than they convert
+    them, and the parsed blocks waiting held about as much memory as the text (a 238 MiB run:
+    peak 796 MiB from a buffer, 574 MiB from this, in the same 0.4 s).
+    """
+    return io.BytesIO(data)
 
 
 def load_bytes(path_or_buffer: PathOrBuffer, name: str | None = None,

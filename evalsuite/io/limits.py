@@ -26,9 +26,11 @@ try:
     from isal import isal_zlib as _inflate
 
     _INFLATE_ERRORS: tuple[type[Exception], ...] = (zlib.error, _inflate.error)
+    _FIRST_MEMBER_IN_ONE_CALL = True  # its output grows in one buffer (gunzip)
 except ImportError:  # pragma: no cover - isal is in requirements.txt
     _inflate = zlib
     _INFLATE_ERRORS = (zlib.error,)
+    _FIRST_MEMBER_IN_ONE_CALL = False  # zlib's one call collects blocks and joins them: twice the text
 
 __all__ = ["ReadLimits", "DEFAULT_LIMITS", "BOUNDED"]
 
@@ -159,15 +161,21 @@ def gunzip(raw: bytes, limits: ReadLimits, source: str | None, piece: int = 4 * 
     hands back after a member's end (``unused_data``, a copy) are at most about the member's own
     size, never the rest of the file (copying the rest after every member made 320,000 empty
     members take a minute).
+
+    With ISA-L (``isal``), the first member (most files' only one) is inflated in one call
+    bounded by ``max_bytes``: its output grows in one buffer, so the file's text is in memory
+    once, not in pieces and then joined (a 238 MiB run: 316 MiB peak against 554 MiB, 0.34 s).
+    zlib's one call collects blocks and joins them, so it keeps the pieces.
     """
     view = memoryview(raw)
     n = len(view)
     out: list[bytes] = []
     total = 0
     position = 0
+    one_call = _FIRST_MEMBER_IN_ONE_CALL  # the first member only: after it, unused_data is the rest
     while position < n:
         inflater = _inflate.decompressobj(wbits=31)
-        step = 64
+        step = n if one_call else 64
         fed_to = position  # input up to here has been given to this member's inflater
         pending: bytes | memoryview = b""
         full = False  # the last call filled a whole piece: zlib may hold more output
@@ -180,8 +188,10 @@ def gunzip(raw: bytes, limits: ReadLimits, source: str | None, piece: int = 4 * 
                     pending = view[fed_to:fed_to + step]
                     fed_to += len(pending)
                     step = min(step * 2, piece)
-                chunk = inflater.decompress(pending, piece)
-                full = len(chunk) == piece
+                most = limits.max_bytes - total + 1 if one_call else piece
+                one_call = False
+                chunk = inflater.decompress(pending, most)
+                full = len(chunk) == most
                 total += len(chunk)
                 if total > limits.max_bytes:
                     raise EvalSuiteError(f"the gzip content expands past {size_text(limits.max_bytes)} "
