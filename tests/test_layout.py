@@ -205,3 +205,15 @@ def test_reading_trec_files_and_evaluating_import_no_pandas_until_the_table_is_a
             "print(before, 'pandas' in sys.modules, table.shape, round(table['ndcg@10'].mean(), 4), round(rep.means['ndcg@10'], 4))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True", "(225,", "3)", "0.3599", "0.3599"]
+
+
+def test_the_command_line_prints_the_trec_eval_table_without_pandas():
+    # The CSV output and per-query tables are pandas frames; the default table needs none.
+    code = ("import sys\n"
+            "from evalsuite.cli import main\n"
+            "status = main(['sample_data/cranfield/qrels.trec', 'sample_data/cranfield/run_bm25.trec', '-m', 'map'])\n"
+            "print(status, 'pandas' in sys.modules, file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert done.stderr.split()[-2:] == ["0", "False"], done.stderr
+    # map of the BM25 run as sample_data/cranfield/SOURCE.md gives it (pytrec_eval-terrier 0.5.11)
+    assert "map\tall\t0.2877" in done.stdout.replace(" ", ""), done.stdout

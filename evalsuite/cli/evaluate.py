@@ -15,7 +15,6 @@ import re
 import sys
 
 import numpy as np
-import pandas as pd
 
 from ..metrics.registry import METRICS, TREC_FAMILY_CUTOFFS, TREC_OFFICIAL, TREC_PRINT_ORDER
 from ..errors import EvalSuiteError
@@ -191,6 +190,8 @@ def _format_csv(report, per_query: bool) -> bytes:
     """``query_id`` and one float column per metric: a row per query with ``per_query``, then
     ``all`` with the means; as :func:`evalsuite.display.safe_csv` writes it (UTF-8, CRLF)."""
     metrics = list(report.scores)
+    import pandas as pd  # here, not at the top: the trec_eval table (the default) needs no pandas
+
     ids = [str(q) for q in report.per_query.index] if per_query else []
     columns = {"query_id": pd.Series([*ids, "all"], dtype=object)}
     for m in metrics:
