@@ -183,29 +183,6 @@ def test_a_line_longer_than_pyarrows_block_is_read_again_in_larger_blocks(tmp_pa
     assert run.doc_ids.to_pylist() == ["d" * (3 << 20), "e"] and run.scores.tolist() == [1.0, 0.5]
 
 
-@pytest.mark.parametrize("data, separator, plain", [
-    (b"q Q0 d 1 2 t\nq Q0 e 2 1 t\n", " ", True),
-    (b"q Q0 d  1 2 t\n", " ", False),                  # two spaces: a field may be empty
-    (b"q Q0 d 1 2 t\nq Q0 \xc3\xa9 2 1 t\n", " ", False),  # not ASCII
-    (b"q Q0 d 1 2 t\r\n", " ", True),                 # CRLF line ends: pyarrow ends lines there too
-    (b"q\tQ0\td\t1\t2\tt\r\n", "\t", True),          # tab-separated, CRLF
-    (b"q\tQ0\td\t\t1\t2\tt\n", "\t", False),         # two tabs
-    (b"q Q0 d 1 2 t\x0b\n", None, False),             # vertical tab
-    (b"q Q0 d 1 2 t\r", None, False),                 # a lone CR at the very end
-])
-def test_the_separator_and_plain_fields_of_a_trec_file(data, separator, plain):
-    """One pass over files whose only control byte is the line feed, exact searches otherwise;
-    blocks of 1-3 bytes put every pair across a block boundary."""
-    from evalsuite.io._read_ranked import _plain_spaced, _scan_whitespace
-    from evalsuite.io._reading import _Input
-
-    inp = _Input("run.trec", "run.trec", data=data)
-    assert _scan_whitespace(inp) == (separator, plain)
-    for block in (1, 2, 3):
-        fast = _plain_spaced(inp, block=block)
-        assert fast is None if b"\r" in data or b"\t" in data or b"\x0b" in data else fast == plain
-
-
 def test_cranfield_sample_reads_and_matches_published_reference():
     """SOURCE.md's reference (pytrec_eval-terrier 0.5.11) for the BM25 run on Cranfield."""
     report = es.evaluate(CRANFIELD / "qrels.trec", CRANFIELD / "run_bm25.trec", ["map", "ndcg_cut_10", "P_10", "recip_rank"])
