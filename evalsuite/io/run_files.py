@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-from .run_qrels import Qrels, Run, build_qrels, build_run
+from .run_qrels import Qrels, Run, build_qrels, build_run_handed_over
 from ..errors import EvalSuiteError, reading_errors
 from .limits import ReadLimits, check_limits, check_rows
 from ._reading import check_input, load_bytes, detect_format, FORMATS, _Input, _load, PathOrBuffer, _shown_name
@@ -94,9 +94,8 @@ def read_run(path_or_buffer: PathOrBuffer, format: str | None = None, *, name: s
         if parsed.n_rows == 0:
             raise EvalSuiteError("no run lines found (the file is empty or holds only comments)", source=inp.name)
         run_name = name or parsed.tag or os.path.splitext(os.path.basename(inp.ext_name))[0] or None
-        return build_run(parsed.query_ids, parsed.doc_ids, parsed.values, parsed.ranks, name=run_name,
-                         source=inp.name, line_of=parsed.line_of, duplicates=duplicates, warnings=parsed.warnings,
-                         line_label=parsed.line_label)
+        return build_run_handed_over(parsed.hand_over(), name=run_name, source=inp.name, line_of=parsed.line_of,
+                                     duplicates=duplicates, warnings=parsed.warnings, line_label=parsed.line_label)
 
 
 def read_qrels(path_or_buffer: PathOrBuffer, format: str | None = None, *, duplicates: str = "error",

@@ -8,6 +8,7 @@ string and is stored exactly as read.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -209,25 +210,38 @@ def _encode_queries(query_ids: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, 
         column = table.column("q")
         dictionary = column.chunks[0].dictionary if column.num_chunks else pa.array([], pa.string())
         codes = np.concatenate([numbers(c.indices) for c in column.chunks]) if column.num_chunks else np.zeros(0)
+        del table, column  # the unified indices, copied into ``codes``
     else:
         dictionary = query_ids.dictionary
         codes = numbers(query_ids.indices)
     ids = np.array(dictionary.to_pylist(), dtype=object)
     if codes.size == 0:
         return codes.astype(np.int32), ids[:0]
-    # Renumber by first appearance (a dictionary need not be in that order): look only at the
-    # rows where the code changes, so this is cheap for grouped files.
-    change = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
-    segment_codes = codes[change]
-    first_position = np.full(len(ids), segment_codes.size, dtype=np.int64)
-    np.minimum.at(first_position, segment_codes, np.arange(segment_codes.size))
-    present = first_position < segment_codes.size
-    first_seen = np.flatnonzero(present)[np.argsort(first_position[present], kind="stable")]
+    first_seen = _first_seen(codes, len(ids))
     if np.array_equal(first_seen, np.arange(len(ids))):
         return codes.astype(np.int32, copy=False), ids
     renumber = np.full(len(ids), -1, dtype=np.int32)
     renumber[first_seen] = np.arange(len(first_seen), dtype=np.int32)
     return renumber[codes], ids[first_seen]
+
+
+def _first_seen(codes: np.ndarray, n_codes: int, block: int = 1 << 20) -> np.ndarray:
+    """The codes present in ``codes``, in order of first appearance.
+
+    Looks only at the rows where the code changes, so this is cheap for grouped files; a block
+    of rows at a time, so a shuffled file's change positions (nearly every row) never exist
+    all at once (150 MB of temporaries for 7 million rows).
+    """
+    first_position = np.full(n_codes, codes.size, dtype=np.int64)
+    for start in range(0, codes.size, block):
+        piece = codes[start:start + block]
+        change = np.empty(piece.size, dtype=bool)
+        change[0] = True
+        np.not_equal(piece[1:], piece[:-1], out=change[1:])
+        at = np.flatnonzero(change)
+        np.minimum.at(first_position, piece[at], at + start)
+    present = first_position < codes.size
+    return np.flatnonzero(present)[np.argsort(first_position[present], kind="stable")]
 
 
 def _offsets(codes_sorted: np.ndarray, n_queries: int) -> np.ndarray:
@@ -244,8 +258,9 @@ def _is_contiguous(codes: np.ndarray, n_queries: int) -> bool:
     return bool(np.all(codes[1:] >= codes[:-1])) and int(codes[-1]) == n_queries - 1
 
 
-def _rank_order(codes: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.ndarray | None:
-    """Permutation putting rows in (query, score desc, doc id desc) order; None if already so.
+def _rank_order(codes: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """Permutation putting rows in (query, score desc, doc id desc) order, with ``scores`` in
+    that order when it came out of the sort (None: gather them); None if already so.
 
     Rows are ordered by score with numpy's quicksort, then grouped by query with a stable sort
     of the query codes (a radix sort when they fit 16 bits); where queries are long (top-1000
@@ -268,19 +283,17 @@ def _rank_order(codes: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.
     del same
     n_queries = int(codes.max(initial=0)) + 1
     if n >= _ROWS_PER_QUERY_SORTED_ALONE * n_queries:
-        order, same = _score_order_within_queries(codes, scores, n_queries)
-        return _break_ties(order, codes, scores, doc_ids, same)
+        order, same, ordered_scores = _score_order_within_queries(codes, scores, n_queries)
+        return _break_ties(order, codes, scores, doc_ids, same, ordered_scores), ordered_scores
     # Score descending (the order of equal scores is settled below); 32-bit row numbers and
     # 16-bit query codes where they fit keep the sort's arrays small (memory is issue 31's other target).
     order = np.argsort(np.negative(scores))
     if n < (1 << 31):
         order = order.astype(np.int32)
-    keyed = codes.astype(np.uint16) if n_queries <= (1 << 16) else codes
-    by_query = np.argsort(keyed[order], kind="stable")
-    del keyed
+    by_query, _ = _stable_group_order(codes[order], n_queries)
     order = order[by_query]
     del by_query
-    return _break_ties(order, codes, scores, doc_ids)
+    return _break_ties(order, codes, scores, doc_ids), None
 
 
 # Queries this long on average are grouped first, then each sorted by score on its own: 7,000
@@ -289,35 +302,77 @@ def _rank_order(codes: np.ndarray, scores: np.ndarray, doc_ids: pa.Array) -> np.
 _ROWS_PER_QUERY_SORTED_ALONE = 256
 
 
-def _score_order_within_queries(codes: np.ndarray, scores: np.ndarray, n_queries: int) -> tuple[np.ndarray, np.ndarray]:
+def _stable_group_order(codes: np.ndarray, n_codes: int, block: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Rows ordered by code, file order kept within a code (what a stable argsort gives), and
+    the count of each code.
+
+    A counting sort a block of rows at a time: each block is sorted on its own (a radix sort
+    when codes fit 16 bits) and its rows written to their places after the rows of earlier
+    blocks. One argsort of 7 million codes held 126 MB of temporaries (its int64 result and
+    the radix sort's buffer) and took 0.33-0.36 s; blocks of 2**17 rows stay in cache and took
+    0.20-0.22 s. A block is never smaller than the number of codes, whose per-block counts it pays.
+    """
+    counts = np.bincount(codes, minlength=n_codes)
+    cursor = np.zeros(n_codes, dtype=np.int64)
+    np.cumsum(counts[:-1], out=cursor[1:])
+    order = np.empty(codes.size, dtype=np.int32 if codes.size < (1 << 31) else np.int64)
+    narrow = n_codes <= (1 << 16)
+    block = block or max(1 << 17, n_codes)
+    first = np.zeros(n_codes, dtype=np.int64)
+    for start in range(0, codes.size, block):
+        piece = codes[start:start + block]
+        if narrow:
+            piece = piece.astype(np.uint16)
+        local = np.argsort(piece, kind="stable")
+        piece_codes = piece[local]
+        piece_counts = np.bincount(piece_codes, minlength=n_codes)
+        np.cumsum(piece_counts[:-1], out=first[1:])
+        order[cursor[piece_codes] + (np.arange(local.size) - first[piece_codes])] = local + start
+        cursor += piece_counts
+    return order, counts
+
+
+def _score_order_within_queries(codes: np.ndarray, scores: np.ndarray, n_queries: int,
+                                block: int = 1 << 18) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows by query code (stable: a radix sort when codes fit 16 bits), each query's rows by
-    score descending (equal scores in no set order: the caller breaks ties); and for each pair
-    of neighbours in that order, whether they tie (same query and score)."""
-    keyed = codes.astype(np.uint16) if n_queries <= (1 << 16) else codes
-    order = np.argsort(keyed, kind="stable")
-    del keyed
-    if order.size < (1 << 31):
-        order = order.astype(np.int32)
-    negated = np.negative(scores[order])
-    ends = np.cumsum(np.bincount(codes, minlength=n_queries))
-    start = 0
-    for end in ends.tolist():
-        if end - start > 1:
-            by_score = np.argsort(negated[start:end])
-            order[start:end] = order[start:end][by_score]
-            negated[start:end] = negated[start:end][by_score]
-        start = end
-    same = negated[1:] == negated[:-1]
-    boundaries = ends[:-1]
+    score descending (equal scores in no set order: the caller breaks ties); for each pair of
+    neighbours in that order, whether they tie (same query and score); and the scores in that
+    order (sorted here anyway: a gather of all of them afterwards took 0.13 s of 7 million).
+
+    Scores are gathered for a block of whole queries (about ``block`` rows) at a time, so no
+    reordered copy of all of them is held (56 MB for 7 million rows)."""
+    order, counts = _stable_group_order(codes, n_queries)
+    ends = np.cumsum(counts).tolist()
+    starts = [0] + ends[:-1]
+    same = np.empty(max(order.size - 1, 0), dtype=bool)
+    ordered_scores = np.empty(order.size, dtype=np.float64)
+    first_query = 0
+    while first_query < n_queries:
+        low = starts[first_query]
+        end_query = max(first_query + 1, bisect.bisect_right(ends, low + block, lo=first_query))
+        high = ends[end_query - 1]
+        rows = order[low:high]  # a view: sorted in place, query by query
+        negated = scores[rows]
+        np.negative(negated, out=negated)
+        for start, end in zip(starts[first_query:end_query], ends[first_query:end_query]):
+            if end - start > 1:
+                by_score = np.argsort(negated[start - low:end - low])
+                rows[start - low:end - low] = rows[start - low:end - low][by_score]
+                negated[start - low:end - low] = negated[start - low:end - low][by_score]
+        np.equal(negated[1:], negated[:-1], out=same[low:high - 1])  # same[high - 1]: a query boundary, below
+        np.negative(negated, out=ordered_scores[low:high])
+        first_query = end_query
+    boundaries = np.asarray(ends[:-1], dtype=np.int64)
     same[boundaries[boundaries > 0] - 1] = False  # a query's last row and the next one's first never tie
-    return order, same
+    return order, same, ordered_scores
 
 
 def _break_ties(order: np.ndarray, codes: np.ndarray, scores: np.ndarray, doc_ids: pa.Array,
-                same: np.ndarray | None = None) -> np.ndarray:
+                same: np.ndarray | None = None, ordered_scores: np.ndarray | None = None) -> np.ndarray:
     """``order`` (rows by query, then score descending) with each run of equal (query, score)
     put in doc id descending order (byte order), as trec_eval breaks ties. ``same``: whether
-    each pair of neighbours in ``order`` ties, when the caller knows it already."""
+    each pair of neighbours in ``order`` ties, when the caller knows it already;
+    ``ordered_scores`` (``scores[order]``) is kept so as ``order`` changes (0.0 and -0.0 tie)."""
     if same is None:
         same = np.empty(max(order.size - 1, 0), dtype=bool)
         step = 1 << 20  # gathered a slice at a time: no sorted copy of the codes and scores
@@ -338,6 +393,8 @@ def _break_ties(order: np.ndarray, codes: np.ndarray, scores: np.ndarray, doc_id
     table = pa.table({"run": np.cumsum(starts), "d": take(doc_ids, rows)})
     within = pc.sort_indices(table, [("run", "ascending"), ("d", "descending")]).to_numpy()
     order[positions] = rows[within]
+    if ordered_scores is not None:
+        ordered_scores[positions] = scores[order[positions]]
     return order
 
 
@@ -404,15 +461,44 @@ def _resolve_duplicates(groups, values, codes, query_ids, doc_ids, duplicates, w
     return np.array(sorted(drop), dtype=np.int64)
 
 
-def _group_rows(query_ids, doc_ids, values: np.ndarray, where: Locator, duplicates: str, field: str, order):
-    """Encode queries, order rows with ``order(codes, values, doc_ids)`` (a permutation or None),
-    hash doc ids, and apply the duplicates policy. Shared by runs and qrels."""
+def _group_rows(columns: list, where: Locator, duplicates: str, field: str, order):
+    """Encode queries, order rows with ``order(codes, values, doc_ids)``, hash doc ids, and apply
+    the duplicates policy. Shared by runs and qrels.
+
+    ``order`` gives None (the rows are in order) or ``(permutation, values in its order or
+    None)``; the permutation puts the rows in query code order (codes number queries by first
+    appearance), whatever it does within a query.
+
+    ``columns`` is ``[query_ids, doc_ids, values]``, emptied here: where nothing else holds the
+    arrays, each is let go as soon as its encoded or reordered copy replaces it."""
+    query_ids, doc_ids, values = columns
+    columns.clear()
     codes, qids = _encode_queries(query_ids)
-    keys = string_keys(doc_ids)
-    perm = order(codes, values, doc_ids)
-    if perm is not None:
-        codes, values, keys = codes[perm], values[perm], keys[perm]
+    del query_ids
+    # Arrow's pool keeps freed pages for reuse: the parse's (its blocks, the columns not used,
+    # the query ids just encoded) go back before the work below needs memory of its own; a
+    # 7M-line run held some 150-220 MB of them.
+    pool = pa.default_memory_pool()
+    pool.release_unused()
+    ordered = order(codes, values, doc_ids)
+    perm = None
+    if ordered is not None:
+        perm, ordered_values = ordered
+        # Codes in query order are each code repeated by its count: no gather. One column at a
+        # time, each original let go before the next (unless the caller holds it), and doc ids
+        # hashed after their gather, not before it (a gather of random 8-byte keys: 0.29 s of
+        # a 7M-line shuffled run, the hash of the ordered ids 0.14 s).
+        codes = np.repeat(np.arange(len(qids), dtype=np.int32), np.bincount(codes, minlength=len(qids)))
+        values = values[perm] if ordered_values is None else ordered_values
+        del ordered, ordered_values
+        if isinstance(doc_ids, pa.ChunkedArray):
+            # Its take joins the chunks into a copy first: joined here, so the chunks can go
+            # before the gather instead of after it.
+            doc_ids = doc_ids.combine_chunks()
+            pool.release_unused()
         doc_ids = doc_ids.take(positions(perm))
+        pool.release_unused()  # the pool keeps freed pages for reuse: the originals' go back now
+    keys = string_keys(doc_ids)
     offsets = _offsets(codes, len(qids))
     groups = _find_duplicates(offsets, keys, doc_ids)
     drop = _resolve_duplicates(groups, values, codes, qids, doc_ids, duplicates, where, field, perm)
@@ -428,9 +514,11 @@ def _group_rows(query_ids, doc_ids, values: np.ndarray, where: Locator, duplicat
     return qids, offsets, doc_ids, keys, values, notes
 
 
-def _group_order(codes: np.ndarray, _values, _doc_ids) -> np.ndarray | None:
+def _group_order(codes: np.ndarray, _values, _doc_ids) -> tuple[np.ndarray, None] | None:
     """Qrels keep their file order within a query; only interleaved queries are regrouped."""
-    return None if _is_contiguous(codes, int(codes.max()) + 1 if codes.size else 0) else np.argsort(codes, kind="stable")
+    if _is_contiguous(codes, int(codes.max()) + 1 if codes.size else 0):
+        return None
+    return np.argsort(codes, kind="stable"), None
 
 
 def build_run(query_ids: pa.Array, doc_ids: pa.Array, scores: np.ndarray | None, ranks: np.ndarray | None = None, *,
@@ -442,6 +530,21 @@ def build_run(query_ids: pa.Array, doc_ids: pa.Array, scores: np.ndarray | None,
     is given (no scores), rows are ordered by rank ascending and the stored score is -rank.
     ``line_of(row)`` maps an input row to its file line for error messages.
     """
+    return build_run_handed_over([query_ids, doc_ids, scores, ranks], name=name, source=source, line_of=line_of,
+                                 duplicates=duplicates, warnings=warnings, line_label=line_label)
+
+
+def build_run_handed_over(columns: list, *, name: str | None = None, source: str | None = None,
+                          line_of: LineOf = no_lines, duplicates: str = "error", warnings=(),
+                          line_label: str = "line") -> Run:
+    """:func:`build_run` of ``columns = [query_ids, doc_ids, scores, ranks]``, which it empties.
+
+    For a reader that gives its parsed columns up: a run not in rank order is reordered by
+    copies, and with no other reference left each original is freed as its copy replaces it
+    (a 7M-line shuffled run: the doc ids and scores not held twice).
+    """
+    query_ids, doc_ids, scores, ranks = columns
+    columns.clear()
     check_duplicates_policy(duplicates)
     where = Locator(source, line_of, line_label)
     warnings = list(warnings)
@@ -456,8 +559,9 @@ def build_run(query_ids: pa.Array, doc_ids: pa.Array, scores: np.ndarray | None,
     else:
         scores = np.asarray(scores, dtype=np.float64)
         check_finite(scores, "score", where)
-    qids, offsets, doc_ids, keys, scores, notes = _group_rows(query_ids, doc_ids, scores, where, duplicates, "score",
-                                                              _rank_order)
+    rows = [query_ids, doc_ids, scores]
+    del query_ids, doc_ids, scores, ranks
+    qids, offsets, doc_ids, keys, scores, notes = _group_rows(rows, where, duplicates, "score", _rank_order)
     return Run(qids, offsets, doc_ids, keys, scores, name=name, source=source, warnings=warnings + notes)
 
 
@@ -471,6 +575,6 @@ def build_qrels(query_ids: pa.Array, doc_ids: pa.Array, grades: np.ndarray, *, n
     check_ids(doc_ids, "doc_id", where)
     grades = np.asarray(grades, dtype=np.float64)
     check_finite(grades, "grade", where)
-    qids, offsets, doc_ids, keys, grades, notes = _group_rows(query_ids, doc_ids, grades, where, duplicates, "grade",
+    qids, offsets, doc_ids, keys, grades, notes = _group_rows([query_ids, doc_ids, grades], where, duplicates, "grade",
                                                               _group_order)
     return Qrels(qids, offsets, doc_ids, keys, grades, name=name, source=source, warnings=list(warnings) + notes)
