@@ -17,13 +17,13 @@ from ._lines import csv_error, csv_lines, long_csv_fields, nonblank_lines
 from ..errors import EvalSuiteError
 from ..utils.arrays import numbers
 from ..utils.ids import trim_id_array
-from .limits import ReadLimits, check_columns, check_rows
+from .limits import ReadLimits, check_columns, check_rows, check_text
 from .columns import ColumnRoles, column_roles
 from ._reading import (
     arrow_stream, jsonl_rows, jsonl_table, _BLANKS, decode_or_explain, finite_number, _Input, json_load, _NUMBER,
     open_parquet, _QRELS_TREC_COLUMNS, read_parquet_table, repeated_name, _RUN_TREC_COLUMNS,
 )
-from ._trec_scan import _scan_whitespace
+from ._trec_scan import _NotAsScanned, _PieceScan, _plain_spaced_bytes, _scan_whitespace
 
 
 # ----------------------------------------------------------------------------------------------
@@ -114,6 +114,11 @@ def _parse_trec(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
     """TREC run or qrels: pyarrow on the file as it is, else on normalised whitespace, else Python."""
     if inp.size == 0:
         raise EvalSuiteError("the file is empty", source=inp.name)
+    if inp.streams_gzip:
+        parsed = _parse_trec_streamed(inp, kind, limits)
+        if parsed is not None:
+            return parsed
+        check_text(inp.data, limits, inp.name)  # what check_input left to the stream
     separator, plain = _scan_whitespace(inp)
     parsed = None if separator is None else _parse_trec_arrow(inp.arrow_source, kind, separator, every_field=not plain,
                                                               text_done=inp.release)
@@ -126,6 +131,21 @@ def _parse_trec(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed:
         if parsed is not None:
             return parsed
     return _parse_trec_python(inp, kind)
+
+
+def _parse_trec_streamed(inp: _Input, kind: str, limits: ReadLimits) -> _Parsed | None:
+    """The fast path on a gzip file inflated while pyarrow parses it, its text never whole in
+    memory (238 MiB for 7 million lines). The separator and whether fields are plain are read
+    from the head; every piece is checked to agree (:class:`_PieceScan`). None when the head has
+    a tab or another control byte, when a piece disagrees, or when the fast path declines."""
+    plain = _plain_spaced_bytes(inp.head)
+    if plain is None:
+        return None
+    try:
+        return _parse_trec_arrow(lambda: inp.gunzip_stream(_PieceScan(plain, limits.max_line_bytes)), kind,
+                                 every_field=not plain, text_done=inp.release)
+    except _NotAsScanned:
+        return None
 
 
 # pyarrow's CSV blocks. 1 MiB (its default) parsed a 7M-line run 0.25-0.3 s faster than 16 MiB

@@ -10,6 +10,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, Union
 
 import pyarrow as pa
@@ -18,8 +19,8 @@ import pyarrow.compute as pc
 from ._lines import nonblank_lines
 from ..errors import EvalSuiteError
 from .limits import (
-    ReadLimits, check_columns, check_limits, check_rows, check_text, gunzip, json_depth_error, rows_not_objects,
-    too_large,
+    ReadLimits, check_columns, check_limits, check_rows, check_text, gunzip, gunzip_pieces, json_depth_error,
+    rows_not_objects, too_large,
 )
 
 
@@ -68,22 +69,43 @@ class _Input:
 
     A plain (not gzip, no byte-order mark) file given by path is handed to pyarrow as a file to
     stream, so the fast path never copies the file into Python; ``data`` reads it on demand for
-    the slower paths.
+    the slower paths. A gzip file read with ``lazy_gzip`` (:func:`_load`) keeps only its
+    compressed bytes and its first 64 KiB of text: the TREC fast path inflates it while pyarrow
+    parses (:meth:`gunzip_stream`), and ``data`` inflates it all for the other paths.
     """
 
     def __init__(self, name: str, ext_name: str, data: bytes | None = None, path: str | None = None,
-                 size: int = 0, head: bytes = b"") -> None:
+                 size: int = 0, head: bytes = b"", compressed: bytes | None = None,
+                 limits: ReadLimits | None = None) -> None:
         self.name, self.ext_name, self.path = name, ext_name, path
         self._data = data
+        self._compressed, self._limits = compressed, limits
+        # A gzip file not yet inflated: its size is not known, only that it is more than its head.
         self.size = len(data) if data is not None else size
         self.head = data[:65536] if data is not None else head
 
     @property
     def data(self) -> bytes:
         if self._data is None:
-            with open(self.path, "rb") as handle:
-                self._data = handle.read()
+            if self._compressed is not None:
+                self._data = gunzip(self._compressed, self._limits, self.name)
+                self._compressed = None
+                self.size = len(self._data)
+            else:
+                with open(self.path, "rb") as handle:
+                    self._data = handle.read()
         return self._data
+
+    @property
+    def streams_gzip(self) -> bool:
+        """Whether the text is still compressed (:meth:`gunzip_stream` reads it without holding it)."""
+        return self._data is None and self._compressed is not None
+
+    def gunzip_stream(self, check: Callable[[bytes], None]) -> "_PieceStream":
+        """The text as a file pyarrow reads a block at a time, inflated 1 MiB at a time; each
+        piece goes through ``check`` first, which raises to stop the read. The size limit and
+        gzip errors raise as :func:`gunzip` raises them."""
+        return _PieceStream(gunzip_pieces(self._compressed, self._limits, self.name, piece=1 << 20), check)
 
     def arrow_source(self):
         """Something pyarrow reads: the file as a stream (read a block at a time), or the bytes
@@ -93,14 +115,44 @@ class _Input:
         once touched, so mapping a 238 MiB run raised the peak of ``read_run`` by about as much
         (``benchmarks/README.md``, memory); a stream holds a few blocks.
         """
-        if self._data is None:
+        if self._data is None and self._compressed is None:
             return pa.OSFile(self.path)
-        return arrow_stream(self._data)
+        return arrow_stream(self.data)
 
     def release(self) -> None:
         """Forget the bytes (the parsed columns are all that is needed from here on)."""
         self._data = b""
+        self._compressed = None
         self.path = None
+
+
+class _PieceStream(io.RawIOBase):
+    """An iterator of byte strings read as a file, each string passed to ``check`` when it is
+    reached (pyarrow's CSV reader calls ``read`` from its reading thread; an exception raised
+    there comes out of ``read_csv`` as it is)."""
+
+    def __init__(self, pieces: Iterator[bytes], check: Callable[[bytes], None]) -> None:
+        self._pieces, self._check = pieces, check
+        self._piece, self._at = b"", 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        parts = []
+        while size != 0:
+            if self._at == len(self._piece):
+                piece = next(self._pieces, None)
+                if piece is None:
+                    break
+                self._check(piece)
+                self._piece, self._at = piece, 0
+            end = len(self._piece) if size < 0 else min(len(self._piece), self._at + size)
+            # A whole piece is passed on as it is (a full slice and a one-part join copy nothing).
+            parts.append(self._piece[self._at:end])
+            size = size - (end - self._at) if size > 0 else size
+            self._at = end
+        return b"".join(parts)
 
 
 def arrow_stream(data: bytes) -> io.BytesIO:
@@ -124,11 +176,19 @@ def load_bytes(path_or_buffer: PathOrBuffer, name: str | None = None,
     return inp.data, inp.name
 
 
-def _finish(raw: bytes, shown: str, limits: ReadLimits | None = None) -> _Input:
-    """Un-gzip (by magic number, whatever the name says) and drop a UTF-8 byte-order mark."""
+def _finish(raw: bytes, shown: str, limits: ReadLimits | None = None, lazy_gzip: bool = False) -> _Input:
+    """Un-gzip (by magic number, whatever the name says) and drop a UTF-8 byte-order mark.
+
+    With ``lazy_gzip``, gzip content longer than 64 KiB (and without a byte-order mark) is left
+    compressed, its head inflated (:class:`_Input`).
+    """
     limits = check_limits(limits)
     ext_name = shown[:-3] if shown.lower().endswith(".gz") else shown
     if raw[:2] == b"\x1f\x8b":
+        if lazy_gzip:
+            head = _gunzip_head(raw, limits, shown)
+            if head is not None:
+                return _Input(shown, ext_name, size=len(head), head=head, compressed=raw, limits=limits)
         raw = gunzip(raw, limits, shown)
     elif len(raw) > limits.max_bytes:
         raise too_large(len(raw), limits, shown)
@@ -137,7 +197,21 @@ def _finish(raw: bytes, shown: str, limits: ReadLimits | None = None) -> _Input:
     return _Input(shown, ext_name, data=raw)
 
 
-def _load(path_or_buffer: PathOrBuffer, name: str | None = None, limits: ReadLimits | None = None) -> _Input:
+def _gunzip_head(raw: bytes, limits: ReadLimits, shown: str, head_bytes: int = 65536) -> bytes | None:
+    """The first ``head_bytes`` of a gzip file's text, or None when the text is no longer than
+    that or starts with a byte-order mark (then it is simply inflated)."""
+    pieces = gunzip_pieces(raw, limits, shown, piece=head_bytes)
+    head = b""
+    for piece in pieces:
+        head += piece
+        if len(head) > head_bytes:
+            return None if head[:3] == b"\xef\xbb\xbf" else head[:head_bytes]
+    return None
+
+
+def _load(path_or_buffer: PathOrBuffer, name: str | None = None, limits: ReadLimits | None = None,
+          lazy_gzip: bool = False) -> _Input:
+    """The input, read within ``limits`` (``lazy_gzip``: see :func:`_finish`)."""
     limits = check_limits(limits)
     if isinstance(path_or_buffer, (str, os.PathLike)):
         path = os.fspath(path_or_buffer)
@@ -148,7 +222,7 @@ def _load(path_or_buffer: PathOrBuffer, name: str | None = None, limits: ReadLim
                 size = os.fstat(handle.fileno()).st_size
                 if head[:2] == b"\x1f\x8b":
                     # Compressed size is no guide to content size: the limit is checked while decompressing.
-                    return _finish(head + handle.read(), shown, limits)
+                    return _finish(head + handle.read(), shown, limits, lazy_gzip)
                 if size > limits.max_bytes:
                     raise too_large(size, limits, shown)
                 if head[:3] == b"\xef\xbb\xbf" or size <= len(head):
@@ -162,7 +236,7 @@ def _load(path_or_buffer: PathOrBuffer, name: str | None = None, limits: ReadLim
         ext_name = shown[:-3] if shown.lower().endswith(".gz") else shown
         return _Input(shown, ext_name, path=path, size=size, head=head)
     shown = name or _shown_name(path_or_buffer)
-    return _finish(buffer_bytes(path_or_buffer, limits, shown), shown, limits)
+    return _finish(buffer_bytes(path_or_buffer, limits, shown), shown, limits, lazy_gzip)
 
 
 def buffer_bytes(buffer, limits: ReadLimits, shown: str | None) -> bytes:
@@ -546,8 +620,8 @@ def check_input(inp: _Input, fmt: str, limits: ReadLimits) -> None:
     parsing, which needs no copy); JSON and JSONL are also checked for nesting, which the JSON
     parsers need the bytes for anyway.
     """
-    if fmt == "parquet":
-        return
+    if fmt == "parquet" or (fmt == "trec" and inp.streams_gzip):
+        return  # a streamed TREC file is checked as it is inflated (``_read_ranked._parse_trec``)
     if inp.path is not None and inp._data is None and fmt != "json":
         import mmap
 

@@ -28,31 +28,33 @@ def _scan_whitespace(inp: _Input) -> tuple[str | None, bool]:
 def _plain_spaced(inp: _Input, block: int = 1 << 18) -> bool | None:
     """None when the bytes hold a control byte other than the line feed (a tab, CR, vertical
     tab, form feed or anything below 0x20); otherwise whether they are plain for a space
-    separator: only ASCII, no two spaces in a row.
-
-    numpy over blocks of ``block`` bytes (views; 256 KiB stay in cache: 0.08 s of a 238 MB run,
-    4 MiB blocks 0.14 s), each one byte longer so a pair across two blocks is seen.
-    """
-    def scan(data) -> bool | None:
-        view = np.frombuffer(data, dtype=np.uint8)
-        ascii_only, double_space = True, False
-        for start in range(0, view.size, block):
-            piece = view[start:start + block + 1]
-            if np.count_nonzero(piece < 32) != np.count_nonzero(piece == 10):
-                return None
-            if ascii_only and int(piece.max()) > 0x7F:
-                ascii_only = False
-            if not double_space:
-                space = piece == 32
-                double_space = bool(np.logical_and(space[1:], space[:-1]).any())
-        return ascii_only and not double_space
-
+    separator: only ASCII, no two spaces in a row (:func:`_plain_spaced_bytes`)."""
     if inp.path is not None and inp._data is None:
         import mmap
 
         with open(inp.path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
-            return scan(view)  # its numpy views die with its frame, before the map closes
-    return scan(inp.data)
+            return _plain_spaced_bytes(view, block)  # its numpy views die in that call, before the map closes
+    return _plain_spaced_bytes(inp.data, block)
+
+
+def _plain_spaced_bytes(data, block: int = 1 << 18) -> bool | None:
+    """:func:`_plain_spaced` of a bytes-like object.
+
+    numpy over blocks of ``block`` bytes (views; 256 KiB stay in cache: 0.08 s of a 238 MB run,
+    4 MiB blocks 0.14 s), each one byte longer so a pair across two blocks is seen.
+    """
+    view = np.frombuffer(data, dtype=np.uint8)
+    ascii_only, double_space = True, False
+    for start in range(0, view.size, block):
+        piece = view[start:start + block + 1]
+        if np.count_nonzero(piece < 32) != np.count_nonzero(piece == 10):
+            return None
+        if ascii_only and int(piece.max()) > 0x7F:
+            ascii_only = False
+        if not double_space:
+            space = piece == 32
+            double_space = bool(np.logical_and(space[1:], space[:-1]).any())
+    return ascii_only and not double_space
 
 
 def _has_other_whitespace(inp: _Input) -> bool:
@@ -134,3 +136,44 @@ def _plain_fields(inp: _Input, separator: str, block: int = 1 << 22) -> bool:
         with open(inp.path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
             return plain(view)  # its numpy views die with its frame, before the map closes
     return plain(inp.data)
+
+
+class _NotAsScanned(Exception):
+    """A piece of a streamed file is not what its head promised (:class:`_PieceScan`)."""
+
+
+class _PieceScan:
+    """Checks each piece of a streamed (gzip) TREC file, in order, for what the whole-text scans
+    would have found before the parse: no control byte but the line feed, and plain fields when
+    the head was plain (:func:`_plain_spaced_bytes`, a double space across two pieces too), and
+    no line longer than ``max_line_bytes`` (:func:`~evalsuite.io.limits.check_text`). Raises
+    :class:`_NotAsScanned` at the first piece that fails: the caller then reads the whole text
+    the slow way, which explains a long line with its number.
+    """
+
+    def __init__(self, plain: bool, max_line_bytes: int) -> None:
+        self.plain, self.max_line_bytes = plain, max_line_bytes
+        self.open_line = 0  # bytes of the line still open at the end of the last piece
+        self.last_was_space = False
+
+    def __call__(self, piece: bytes) -> None:
+        found = _plain_spaced_bytes(piece)
+        if found is None or (self.plain and (not found or (self.last_was_space and piece[:1] == b" "))):
+            raise _NotAsScanned
+        first = piece.find(b"\n")
+        if first == -1:
+            self.open_line += len(piece)
+            if self.open_line > self.max_line_bytes:
+                raise _NotAsScanned
+        else:
+            last = piece.rfind(b"\n")
+            if self.open_line + first > self.max_line_bytes or (
+                    last - first > self.max_line_bytes and _longest_line(piece[first + 1:last]) > self.max_line_bytes):
+                raise _NotAsScanned
+            self.open_line = len(piece) - last - 1
+        self.last_was_space = piece[-1:] == b" "
+
+
+def _longest_line(text: bytes) -> int:
+    """The length of the longest line of ``text`` (only asked of a piece longer than ``max_line_bytes``)."""
+    return max(map(len, text.split(b"\n")))

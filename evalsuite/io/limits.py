@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -167,12 +168,20 @@ def gunzip(raw: bytes, limits: ReadLimits, source: str | None, piece: int = 4 * 
     once, not in pieces and then joined (a 238 MiB run: 316 MiB peak against 554 MiB, 0.34 s).
     zlib's one call collects blocks and joins them, so it keeps the pieces.
     """
+    return b"".join(gunzip_pieces(raw, limits, source, piece, first_member_in_one_call=_FIRST_MEMBER_IN_ONE_CALL))
+
+
+def gunzip_pieces(raw: bytes, limits: ReadLimits, source: str | None, piece: int = 4 * MIB,
+                  first_member_in_one_call: bool = False) -> Iterator[bytes]:
+    """:func:`gunzip`'s output as it is inflated, pieces of at most ``piece`` bytes (the first
+    member in one piece when ``first_member_in_one_call``), with the same checks, raised when
+    the piece that fails them is reached: a reader that streams a file never holds its text.
+    """
     view = memoryview(raw)
     n = len(view)
-    out: list[bytes] = []
     total = 0
     position = 0
-    one_call = _FIRST_MEMBER_IN_ONE_CALL  # the first member only: after it, unused_data is the rest
+    one_call = first_member_in_one_call  # the first member only: after it, unused_data is the rest
     while position < n:
         inflater = _inflate.decompressobj(wbits=31)
         step = n if one_call else 64
@@ -198,7 +207,7 @@ def gunzip(raw: bytes, limits: ReadLimits, source: str | None, piece: int = 4 * 
                                          f"(limit max_bytes={limits.max_bytes}); the file was not read further",
                                          source=source, field="bytes", value=f"more than {total:,} bytes")
                 if chunk:
-                    out.append(chunk)
+                    yield chunk
                 pending = inflater.unconsumed_tail
                 if inflater.eof:
                     break
@@ -213,7 +222,6 @@ def gunzip(raw: bytes, limits: ReadLimits, source: str | None, piece: int = 4 * 
         if view[position:position + 2] != b"\x1f\x8b":
             raise EvalSuiteError("not a valid gzip file (bytes after the compressed data that are not gzip)",
                                  source=source)
-    return b"".join(out)
 
 
 def check_text(data, limits: ReadLimits, source: str | None, *, lines: bool = True, count_rows: bool = True) -> None:

@@ -87,7 +87,8 @@ def read_run(path_or_buffer: PathOrBuffer, format: str | None = None, *, name: s
                              duplicates=duplicates)
     source = source_name or _shown_name(path_or_buffer)
     with reading_errors(source):
-        inp = _load(path_or_buffer, source_name, limits)
+        # lazy_gzip: a gzip TREC file is inflated while it is parsed (its text never whole in memory).
+        inp = _load(path_or_buffer, source_name, limits, lazy_gzip=True)
         fmt = _check_format(format, inp)
         parsed = _parse(inp, fmt, "run", check_limits(limits))
         inp.release()  # the parsed columns are all that is needed now
@@ -138,7 +139,7 @@ def read_qrels(path_or_buffer: PathOrBuffer, format: str | None = None, *, dupli
         return read_isolated("qrels", path_or_buffer, source_name, format=format, limits=limits,
                              duplicates=duplicates)
     with reading_errors(source_name or _shown_name(path_or_buffer)):
-        inp = _load(path_or_buffer, source_name, limits)
+        inp = _load(path_or_buffer, source_name, limits, lazy_gzip=True)
         fmt = _check_format(format, inp)
         parsed = _parse(inp, fmt, "qrels", check_limits(limits))
         inp.release()
@@ -191,7 +192,7 @@ def read_columns(path_or_buffer: PathOrBuffer, kind: str, limits: ReadLimits | N
     >>> name, parsed.n_rows, parsed.tag, parsed.values.tolist()
     ('run.trec', 2, 'bm25', [2.5, 1.5])
     """
-    inp = _load(path_or_buffer, name, limits)
+    inp = _load(path_or_buffer, name, limits, lazy_gzip=True)
     fmt = _check_format(format, inp)
     parsed = _parse(inp, fmt, kind, check_limits(limits))
     inp.release()
