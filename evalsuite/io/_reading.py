@@ -10,7 +10,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, BinaryIO, Union
 
 import pyarrow as pa
@@ -20,7 +20,7 @@ from ._lines import nonblank_lines
 from ..errors import EvalSuiteError
 from .limits import (
     ReadLimits, check_columns, check_limits, check_rows, check_text, gunzip, gunzip_pieces, json_depth_error,
-    rows_not_objects, too_large,
+    rows_not_objects, too_large, _gunzip_head, _PieceStream,
 )
 
 
@@ -126,35 +126,6 @@ class _Input:
         self.path = None
 
 
-class _PieceStream(io.RawIOBase):
-    """An iterator of byte strings read as a file, each string passed to ``check`` when it is
-    reached (pyarrow's CSV reader calls ``read`` from its reading thread; an exception raised
-    there comes out of ``read_csv`` as it is)."""
-
-    def __init__(self, pieces: Iterator[bytes], check: Callable[[bytes], None]) -> None:
-        self._pieces, self._check = pieces, check
-        self._piece, self._at = b"", 0
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int = -1) -> bytes:
-        parts = []
-        while size != 0:
-            if self._at == len(self._piece):
-                piece = next(self._pieces, None)
-                if piece is None:
-                    break
-                self._check(piece)
-                self._piece, self._at = piece, 0
-            end = len(self._piece) if size < 0 else min(len(self._piece), self._at + size)
-            # A whole piece is passed on as it is (a full slice and a one-part join copy nothing).
-            parts.append(self._piece[self._at:end])
-            size = size - (end - self._at) if size > 0 else size
-            self._at = end
-        return b"".join(parts)
-
-
 def arrow_stream(data: bytes) -> io.BytesIO:
     """``data`` as a file for pyarrow's CSV reader to read a block at a time (shared, not copied).
 
@@ -195,18 +166,6 @@ def _finish(raw: bytes, shown: str, limits: ReadLimits | None = None, lazy_gzip:
     if raw[:3] == b"\xef\xbb\xbf":
         raw = raw[3:]
     return _Input(shown, ext_name, data=raw)
-
-
-def _gunzip_head(raw: bytes, limits: ReadLimits, shown: str, head_bytes: int = 65536) -> bytes | None:
-    """The first ``head_bytes`` of a gzip file's text, or None when the text is no longer than
-    that or starts with a byte-order mark (then it is simply inflated)."""
-    pieces = gunzip_pieces(raw, limits, shown, piece=head_bytes)
-    head = b""
-    for piece in pieces:
-        head += piece
-        if len(head) > head_bytes:
-            return None if head[:3] == b"\xef\xbb\xbf" else head[:head_bytes]
-    return None
 
 
 def _load(path_or_buffer: PathOrBuffer, name: str | None = None, limits: ReadLimits | None = None,

@@ -12,9 +12,10 @@ every check is linear in the input.
 
 from __future__ import annotations
 
+import io
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -222,6 +223,47 @@ def gunzip_pieces(raw: bytes, limits: ReadLimits, source: str | None, piece: int
         if view[position:position + 2] != b"\x1f\x8b":
             raise EvalSuiteError("not a valid gzip file (bytes after the compressed data that are not gzip)",
                                  source=source)
+
+
+def _gunzip_head(raw: bytes, limits: ReadLimits, shown: str, head_bytes: int = 65536) -> bytes | None:
+    """The first ``head_bytes`` of a gzip file's text, or None when the text is no longer than
+    that or starts with a byte-order mark (then it is simply inflated)."""
+    pieces = gunzip_pieces(raw, limits, shown, piece=head_bytes)
+    head = b""
+    for piece in pieces:
+        head += piece
+        if len(head) > head_bytes:
+            return None if head[:3] == b"\xef\xbb\xbf" else head[:head_bytes]
+    return None
+
+
+class _PieceStream(io.RawIOBase):
+    """An iterator of byte strings read as a file, each string passed to ``check`` when it is
+    reached (pyarrow's CSV reader calls ``read`` from its reading thread; an exception raised
+    there comes out of ``read_csv`` as it is)."""
+
+    def __init__(self, pieces: Iterator[bytes], check: Callable[[bytes], None]) -> None:
+        self._pieces, self._check = pieces, check
+        self._piece, self._at = b"", 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        parts = []
+        while size != 0:
+            if self._at == len(self._piece):
+                piece = next(self._pieces, None)
+                if piece is None:
+                    break
+                self._check(piece)
+                self._piece, self._at = piece, 0
+            end = len(self._piece) if size < 0 else min(len(self._piece), self._at + size)
+            # A whole piece is passed on as it is (a full slice and a one-part join copy nothing).
+            parts.append(self._piece[self._at:end])
+            size = size - (end - self._at) if size > 0 else size
+            self._at = end
+        return b"".join(parts)
 
 
 def check_text(data, limits: ReadLimits, source: str | None, *, lines: bool = True, count_rows: bool = True) -> None:

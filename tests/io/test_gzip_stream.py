@@ -9,7 +9,7 @@ import pytest
 import evalsuite as es
 from evalsuite.errors import EvalSuiteError
 from evalsuite.io import _reading
-from evalsuite.io._reading import _PieceStream
+from evalsuite.io.limits import _PieceStream
 from evalsuite.io._trec_scan import _NotAsScanned, _PieceScan
 from evalsuite.io.limits import ReadLimits
 
