@@ -31,8 +31,18 @@ if TYPE_CHECKING:  # pandas is imported where a data frame is made or read, not 
 __all__ = ["Run", "Qrels"]
 
 
+def _frozen(array) -> np.ndarray:
+    """A read-only view of ``array`` (the caller's array itself stays writable). Runs and qrels
+    are shared by caches and sessions, and the reader pool hands back views of a mapped file: no
+    one writes into them, wherever they were read."""
+    view = np.asarray(array).view()
+    view.flags.writeable = False
+    return view
+
+
 class _Ranked:
-    """Shared storage of Run and Qrels: query ids, per-query offsets, doc ids and their keys."""
+    """Shared storage of Run and Qrels: query ids, per-query offsets, doc ids and their keys.
+    The doc keys, scores and grades are read-only arrays."""
 
     _kind = "table"
 
@@ -40,7 +50,7 @@ class _Ranked:
         self.query_ids: np.ndarray = query_ids
         self.offsets: np.ndarray = offsets
         self.doc_ids: pa.Array = doc_ids
-        self.doc_keys: np.ndarray = doc_keys
+        self.doc_keys: np.ndarray = _frozen(doc_keys)
         self.name: str | None = name
         self.source: str | None = source
         self.warnings: list[str] = list(warnings)
@@ -108,7 +118,7 @@ class Run(_Ranked):
 
     def __init__(self, query_ids, offsets, doc_ids, doc_keys, scores, *, name=None, source=None, warnings=()):
         super().__init__(query_ids, offsets, doc_ids, doc_keys, name=name, source=source, warnings=warnings)
-        self.scores: np.ndarray = scores
+        self.scores: np.ndarray = _frozen(scores)
 
     def __repr__(self) -> str:
         return f"Run(name={self.name!r}, queries={self.n_queries}, rows={len(self)})"
@@ -167,7 +177,7 @@ class Qrels(_Ranked):
 
     def __init__(self, query_ids, offsets, doc_ids, doc_keys, grades, *, name=None, source=None, warnings=()):
         super().__init__(query_ids, offsets, doc_ids, doc_keys, name=name, source=source, warnings=warnings)
-        self.grades: np.ndarray = grades
+        self.grades: np.ndarray = _frozen(grades)
 
     def __repr__(self) -> str:
         return f"Qrels(queries={self.n_queries}, judgements={len(self)})"

@@ -242,3 +242,18 @@ def test_tab_separated_run_names_the_bad_line(tmp_path):
         es.read_run(path)
     message = str(info.value)
     assert "run.trec" in message and "line 2" in message and "score" in message and "abc" in message
+
+
+def test_a_runs_and_a_qrels_arrays_are_read_only_and_the_callers_stay_writable():
+    """Runs and qrels are shared between sessions and caches, and an isolated read's numbers are
+    views of a mapped file: writing into one fails the same way wherever it was read, and the
+    arrays a caller hands to the constructor are not frozen with it."""
+    run = es.read_run(b"q1 Q0 d1 1 0.5 x\nq1 Q0 d2 2 0.25 x\n", source_name="r.trec")
+    qrels = es.read_qrels(b"q1 0 d1 2\n", source_name="q.trec")
+    for array in (run.scores, run.doc_keys, qrels.grades, qrels.doc_keys):
+        with pytest.raises(ValueError, match="read-only"):
+            array[0] = 0
+    scores = np.array([0.5, 0.25])
+    built = es.Run(run.query_ids, run.offsets, run.doc_ids, run.doc_keys, scores)
+    scores[0] = 1.0
+    assert scores.flags.writeable and built.scores[0] == 1.0  # a view: the caller's array, not a copy
