@@ -19,7 +19,12 @@ RSS is ``VmRSS`` of the server process (``/proc/PID/status``); the reader worker
 (which parse uploads, see ``evalsuite.io.isolation``) are reported apart, summed, and the whole
 tree (server + readers, sampled at the same instant) with its ratio to the run file, and the peak
 of the reader pool's transit files (on tmpfs, memory that RSS shows only where a process maps
-them). Prints one markdown row; ``--out`` appends it to a file.
+them; the held uploads, ``evalsuite.io.isolation.HeldBytes``, are in the same folders). The sum
+of RSS counts a page twice where two processes map it (a held upload is mapped by the server and
+by the reader that parses it), and misses tmpfs files no one maps: **host memory** is what the
+machine holds at one instant, the proportional set sizes without tmpfs pages (``Pss_Anon`` +
+``Pss_File`` in ``/proc/PID/smaps_rollup``) of the server and readers, plus the tmpfs files, once.
+Prints one markdown row; ``--out`` appends it to a file.
 """
 
 from __future__ import annotations
@@ -83,6 +88,21 @@ def rss_parts(pid: int) -> dict[str, float]:
     return out
 
 
+def pss_private_mib(pid: int) -> float:
+    """Proportional set size without tmpfs pages (``Pss_Anon + Pss_File`` of
+    ``/proc/PID/smaps_rollup``), MiB: pages two processes map are counted once over both, and
+    the tmpfs files (the reader's transit, the held uploads) are counted apart, once."""
+    out = 0.0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith(("Pss_Anon:", "Pss_File:")):
+                    out += int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return out
+
+
 def children(pid: int) -> list[int]:
     try:
         out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True, check=False).stdout
@@ -112,27 +132,33 @@ class Sampler:
 
     def __init__(self, pid: int) -> None:
         self.pid, self.peak, self.peak_children, self.peak_tree, self.peak_transit = pid, 0.0, 0.0, 0.0, 0.0
+        self.peak_host = 0.0  # the memory the host holds: PSS without tmpfs, plus the tmpfs files
         self.peak_parts: dict = {}
-        self.timeline: list = []  # (monotonic s, server MiB, readers MiB) every 0.2 s
+        self.timeline: list = []  # (monotonic s, server, readers, host, transit MiB) every 0.2 s
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            server, readers = rss_mib(self.pid), sum(rss_mib(c) for c in children(self.pid))
+            kids = children(self.pid)
+            server, readers = rss_mib(self.pid), sum(rss_mib(c) for c in kids)
+            transit = transit_mib(self.pid)
+            host = pss_private_mib(self.pid) + sum(pss_private_mib(c) for c in kids) + transit
+            self.peak_host = max(self.peak_host, host)
             if server > self.peak:
                 self.peak_parts = rss_parts(self.pid)
-            self.timeline.append((round(time.monotonic(), 2), round(server), round(readers)))
+            self.timeline.append((round(time.monotonic(), 2), round(server), round(readers), round(host),
+                                  round(transit)))
             self.peak = max(self.peak, server)
             self.peak_children = max(self.peak_children, readers)
             self.peak_tree = max(self.peak_tree, server + readers)  # the same instant: what the host must hold
-            self.peak_transit = max(self.peak_transit, transit_mib(self.pid))
+            self.peak_transit = max(self.peak_transit, transit)
             time.sleep(0.2)
 
     def reset(self) -> None:
         self.peak, self.peak_children = rss_mib(self.pid), 0.0
-        self.peak_tree, self.peak_transit = self.peak, 0.0
+        self.peak_tree, self.peak_transit, self.peak_host = self.peak, 0.0, 0.0
 
     def stop(self) -> None:
         self._stop.set()
@@ -220,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
                 figures["readers_peak"] = sampler.peak_children
                 figures["tree_peak"] = sampler.peak_tree
                 figures["transit_peak"] = sampler.peak_transit
+                figures["host_peak"] = sampler.peak_host
                 context.close()
                 time.sleep(args.ttl + 15)
                 figures["after"] = rss_mib(server.pid)
@@ -240,14 +267,14 @@ def main(argv: list[str] | None = None) -> int:
            f"{figures['settled']:.0f} | {figures['after']:.0f} | {figures['new_session']:.0f} | "
            f"{figures['readers_peak']:.0f} | {figures['tree_peak']:.0f} | {figures['tree_peak'] * 2**20 / 1e6 / mb:.2f} | "
            f"{(figures['tree_peak'] - figures['before']) * 2**20 / 1e6 / mb:.2f} | {figures['transit_peak']:.0f} | "
-           f"{figures['upload_s']:.0f} |")
+           f"{figures['host_peak']:.0f} | {figures['host_peak'] * 2**20 / 1e6 / mb:.2f} | {figures['upload_s']:.0f} |")
     print(f"upload and read: server peak {figures['upload_server_peak']:.0f} MiB, server + readers "
           f"{figures['upload_tree_peak']:.0f} MiB ({', '.join(f'{k} {v:.0f}' for k, v in figures['upload_peak_parts'].items())} "
           f"at the server's peak); server after the read {figures['after_read']:.0f} MiB")
     print("| code | run | before MiB | peak MiB | settled MiB | after session ended MiB | new session MiB "
           "| reader workers peak MiB | server + readers peak MiB | that / run file | (that - before) / run file "
-          "| transit files peak MiB | upload to overview s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| transit files peak MiB | host memory peak MiB | that / run file | upload to overview s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     print(row)
     if args.out:
         with open(args.out, "a") as f:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 import evalsuite as es
+from evalsuite.io.isolation import HeldBytes, hold_bytes
 
 from . import loaders
 from .constants import (KEY_FILES, KEY_NOTICES, KEY_PENDING, KEY_PROBLEMS, KEY_QRELS, KEY_QRELS_ACTIVATE,
@@ -213,7 +214,7 @@ def ingest(kind: str, name: str, data: bytes, system: str | None = None, sample:
     """
     if kind not in KINDS:
         raise es.EvalSuiteError(f"unknown kind of file; use one of {', '.join(KINDS)}", field="kind", value=kind)
-    data = bytes(data)
+    data = data if isinstance(data, HeldBytes) else bytes(data)
     digest = loaders.digest_of(data)
     key = f"{kind}:{digest}"
     store = files()
@@ -263,6 +264,10 @@ def queue(kind: str, name: str, data: bytes) -> None:
     st.session_state.setdefault(KEY_PENDING, []).append((kind, name, bytes(data)))
 
 
+# Runs and qrels from this size up are kept as HeldBytes (memory the reader workers map), not as bytes.
+HOLD_MIN_BYTES = 16 << 20
+
+
 def process_pending() -> list[tuple[str, str]]:
     """Read every pending file, with a status box saying which file is being read.
 
@@ -282,8 +287,14 @@ def process_pending() -> list[tuple[str, str]]:
     # Streamlit's upload manager holds its own copy of each file (the widget hands out another):
     # dropped before reading, not after, so a large upload is not held twice while it is parsed.
     _forget_uploaded_files([(name, data) for _, name, data in pending])
-    with st.status(f"Reading {len(pending)} file(s)", expanded=False) as status:
-        for kind, name, data in pending:
+    names, count = [name for _, name, _ in pending], len(pending)
+    with st.status(f"Reading {count} file(s)", expanded=False) as status:
+        while pending:
+            # Taken off the list and, when large, moved into memory the readers map (HeldBytes):
+            # nothing else refers to the bytes, so the server holds one copy while they are parsed.
+            kind, name, data = pending.pop(0)
+            if kind in ("run", "qrels"):
+                data = hold_bytes(data, HOLD_MIN_BYTES)
             # The label renders markdown: the file name is escaped.
             status.update(label=f"Reading {plain(name)} ({len(data) / (1 << 20):.1f} MiB) as {kind}")
             try:
@@ -312,10 +323,10 @@ def process_pending() -> list[tuple[str, str]]:
                            if previous is not None else "") + ".")
             except Exception as exc:
                 batch.append((name, message_for(name, exc)))
-        status.update(label=f"Read {len(pending) - len(batch)} of {len(pending)} file(s)",
+        status.update(label=f"Read {count - len(batch)} of {count} file(s)",
                       state="error" if batch else "complete")
     # A file uploaded again (corrected, or failing anew) replaces what was said of it before.
-    again = {name for _, name, _ in pending}
+    again = set(names)
     problems()[:] = [p for p in problems() if p[0] not in again] + batch
     return batch
 

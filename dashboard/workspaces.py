@@ -221,7 +221,7 @@ def save_session(name: str, expires_in_days: float | None, progress=None) -> tup
     for i, f in enumerate(files, start=1):
         if progress is not None:
             progress(f"Saving {f.name} ({len(f.data) / MIB:.1f} MiB), file {i} of {len(files)}")
-        digest = store.put_dataset(f.data, kind=f.kind, filename=f.name)
+        digest = store.put_dataset(memoryview(f.data), kind=f.kind, filename=f.name)  # bytes or HeldBytes
         refs.append(DatasetRef(digest, f.kind, f.name, system=f.system, format=_format_or_none(f.format)))
     saved = store.save_workspace(name, refs, expires_in_days=expires_in_days, owner_id=owner,
                                  max_owned=limits.workspaces_per_user if owner else None)

@@ -46,6 +46,10 @@ def _uploaders() -> None:
             for item in uploaded or []:
                 session.queue(kind, item.name, session.upload_bytes(item))
                 item.close()  # its buffer may be a copy of the bytes; the queue holds them now
+            # The widget's state keeps file objects of its own over the same bytes: closed too, so
+            # that the queue's reference is the only one (a large run is then held once, HeldBytes).
+            for item in st.session_state.get(f"data_upload_{kind}_{generation}") or []:
+                item.close()
     if st.session_state.get("data_pending"):
         # Empty the uploaders (new keys) so a file is read once; the store keeps the bytes.
         st.session_state["data_uploader_generation"] = generation + 1

@@ -8,6 +8,7 @@ import io
 import functools
 import json
 import math
+import mmap
 import os
 import re
 from collections.abc import Callable
@@ -202,7 +203,7 @@ def buffer_bytes(buffer, limits: ReadLimits, shown: str | None) -> bytes:
     """The bytes of an in-memory input (bytes, or a binary file object read from its start),
     refused when larger than ``limits.max_bytes`` (a gzip file's content is checked later, while
     it is decompressed)."""
-    if isinstance(buffer, (bytes, bytearray, memoryview)):
+    if isinstance(buffer, (bytes, bytearray, memoryview, mmap.mmap)):  # a map's read() moves its position
         raw = buffer
     elif hasattr(buffer, "read"):
         if hasattr(buffer, "seek"):

@@ -43,10 +43,11 @@ from dataclasses import asdict
 from typing import Any
 
 from ..errors import EvalSuiteError, ReaderStopped
+from ._held_bytes import HeldBytes, hold_bytes
 from ._transit import deserialise
 from .limits import DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_S, MIB, check_limits, size_text
 
-__all__ = ["read_isolated", "ReaderPool", "default_pool", "set_default_pool", "DEFAULT_TIMEOUT_S",
+__all__ = ["read_isolated", "HeldBytes", "hold_bytes", "ReaderPool", "default_pool", "set_default_pool", "DEFAULT_TIMEOUT_S",
            "DEFAULT_MEMORY_BYTES", "DEFAULT_WORKERS"]
 
 DEFAULT_WORKERS = 2
@@ -482,7 +483,8 @@ def read_isolated(kind: str, path_or_buffer, source_name: str | None = None, *, 
         :func:`evalsuite.io.latency_tables.read_latency_table`. A new reader joins with its kind
         here, a branch of the worker's ``_answer`` and of :func:`serialise` / :func:`deserialise`.
     path_or_buffer : path, bytes or binary file object
-        The file. A path is opened by the worker; bytes are sent to it.
+        The file. A path is opened by the worker; bytes are sent to it, except
+        :class:`HeldBytes`, whose file the worker maps.
     source_name : str, optional
         Name to show in messages.
     pool : ReaderPool, optional
@@ -515,5 +517,8 @@ def read_isolated(kind: str, path_or_buffer, source_name: str | None = None, *, 
     from ._reading import _shown_name, buffer_bytes
 
     name = source_name or _shown_name(path_or_buffer)
+    if isinstance(path_or_buffer, HeldBytes) and os.path.exists(path_or_buffer.path):
+        # The worker maps the very file that holds the bytes: no second copy in transit.
+        return pool.read(kind, None, name, path=path_or_buffer.path, **options)
     return pool.read(kind, buffer_bytes(path_or_buffer, limits, name), name, **options)
 

@@ -205,3 +205,38 @@ def test_an_upload_is_taken_as_the_upload_managers_own_bytes(monkeypatch):
     assert session.upload_bytes(other) == b"abc"
     monkeypatch.setattr(scriptrunner, "get_script_run_ctx", lambda *args, **kwargs: None)
     assert session.upload_bytes(widget_file) == data
+
+
+def test_a_large_run_is_held_once_where_the_readers_map_it(small_budget, monkeypatch):
+    """A large upload kept as bytes was held twice while parsed: the server's copy and the copy in
+    the reader's transit folder. It is kept as HeldBytes, whose file the reader maps; the run read
+    from it equals the in-process read, and the file goes when the session lets go of it."""
+    from dashboard import session
+    from evalsuite.io.isolation import HeldBytes, ReaderPool
+
+    paths = []
+    real_read = ReaderPool.read
+
+    def spy(self, kind, data, source_name, *, path=None, **options):
+        paths.append((kind, data is None, path))
+        return real_read(self, kind, data, source_name, path=path, **options)
+
+    monkeypatch.setattr(session, "HOLD_MIN_BYTES", 1)
+    monkeypatch.setattr(ReaderPool, "read", spy)
+    data = _run_bytes()
+    at = open_page("data", pending=[("run", "mine.trec", data)])
+    stored = next(f for f in at.session_state["data_files"].values() if f.name == "mine.trec")
+    assert isinstance(stored.data, HeldBytes) and stored.data == data and stored.digest == loaders.digest_of(data)
+    held_path = stored.data.path
+    assert ("run", True, held_path) in paths  # the worker was given the held file, not a copy
+    here = es.read_run(data, source_name="mine.trec")
+    run = _held_run("mine.trec")
+    assert np.array_equal(run.scores, here.scores) and run.doc_ids.to_pylist() == here.doc_ids.to_pylist()
+    del run, stored
+    key = next(k for k, f in at.session_state["data_files"].items() if f.name == "mine.trec")
+    at.button(key=f"data_remove_{key}").click().run()
+    assert not at.exception
+    gc.collect()
+    import os
+
+    assert not os.path.exists(held_path)

@@ -198,3 +198,21 @@ print("left:", len(glob.glob(os.path.join(folder, "*"))))
                           cwd=str(tmp_path), env={**os.environ, "PYTHONPATH": str(REPO)})
     assert "error: upload.trec" in done.stdout and "temporary space" in done.stdout, done.stdout + done.stderr
     assert "left: 0" in done.stdout, done.stdout
+
+
+def test_held_bytes_are_read_from_their_own_file_and_errors_name_the_upload(pool):
+    """HeldBytes (a large upload kept once, in memory the workers map) reach the worker as the path
+    of their file: the read equals the in-process one, and a message names the upload, never the
+    server's file."""
+    from evalsuite.io.isolation import hold_bytes, read_isolated
+
+    data = (REPO / "sample_data/cranfield/run_bm25.trec").read_bytes()
+    held = hold_bytes(data, min_bytes=1)
+    assert held == data and held is not data
+    _same_ranked(es.read_run(data, source_name="run_bm25.trec"),
+                 read_isolated("run", held, "run_bm25.trec", pool=pool))
+    bad = hold_bytes(data + b"q1 Q0 d1 1 high x\n", min_bytes=1)
+    with pytest.raises(es.EvalSuiteError) as caught:
+        read_isolated("run", bad, "bad.trec", pool=pool)
+    assert "bad.trec" in str(caught.value) and bad.path not in str(caught.value)
+    assert os.path.basename(bad.path) not in str(caught.value)
