@@ -99,7 +99,7 @@ def main() -> None:
         request = json.loads(frame)
         try:
             result = _answer(request)
-            header, parts = serialise(result, request["output"])
+            header, parts = serialise(result, request["output"], release=_give_memory_back)
             result = None
             _give_memory_back()  # before the reply: the caller maps the result while this one idles
             reply({"ok": True, "result": header, "parts": parts})

@@ -20,8 +20,13 @@ def _read_ipc(path: str) -> pa.Table:
     return pa.ipc.open_stream(pa.memory_map(path)).read_all()
 
 
-def serialise(result, prefix: str) -> tuple[dict, int]:
+def serialise(result, prefix: str, release=None) -> tuple[dict, int]:
     """Write a parsed Run, Qrels or Records as Arrow IPC files ``prefix.0``, ``prefix.1`` ...
+
+    ``release``: for a Run or Qrels, called after each file is written, once that file's arrays
+    are dropped from ``result`` (which is then unusable): the reader worker frees each part as
+    it is written, instead of holding the whole result beside its files (at 22M lines the two
+    together were the top of the dashboard's peak during an upload).
 
     Returns a JSON-safe header describing it and the number of files written.
     """
@@ -34,17 +39,25 @@ def serialise(result, prefix: str) -> tuple[dict, int]:
         header = {"type": "judgements", "source": result.source, "role": result.role,
                   "warnings": list(result.warnings)}
     elif isinstance(result, (Run, Qrels)):
-        values = result.scores if isinstance(result, Run) else result.grades
-        # The numbers in a file of their own, which the caller keeps mapped as the doc ids (its
-        # pages are the numbers' one copy: copying them out held them twice, +110 MiB at 7M lines).
-        tables = [
-            pa.table({"doc_id": result.doc_ids}),
-            pa.table({"doc_key": pa.array(result.doc_keys, pa.uint64()), "value": pa.array(values, pa.float64())}),
-            pa.table({"query_id": pa.array(result.query_ids.tolist(), pa.string())}),
-            pa.table({"offset": pa.array(result.offsets, pa.int64())}),
-        ]
         header = {"type": "run" if isinstance(result, Run) else "qrels", "name": result.name,
                   "source": result.source, "warnings": list(result.warnings)}
+        values = "scores" if isinstance(result, Run) else "grades"
+        # The numbers in a file of their own, which the caller keeps mapped as the doc ids (its
+        # pages are the numbers' one copy: copying them out held them twice, +110 MiB at 7M lines).
+        parts = [
+            (1, ("doc_keys", values), lambda: pa.table({"doc_key": pa.array(result.doc_keys, pa.uint64()),
+                                                        "value": pa.array(getattr(result, values), pa.float64())})),
+            (0, ("doc_ids",), lambda: pa.table({"doc_id": result.doc_ids})),
+            (2, (), lambda: pa.table({"query_id": pa.array(result.query_ids.tolist(), pa.string())})),
+            (3, (), lambda: pa.table({"offset": pa.array(result.offsets, pa.int64())})),
+        ]
+        for i, fields, table in parts:
+            _write_ipc(table(), f"{prefix}.{i}")
+            if release is not None and fields:
+                for field in fields:
+                    setattr(result, field, None)
+                release()
+        return header, len(parts)
     elif isinstance(result, Records):
         tables = [result.table]
         header = {"type": "records", "source": result.source, "warnings": list(result.warnings),
