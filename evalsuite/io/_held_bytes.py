@@ -22,18 +22,27 @@ import weakref
 
 __all__ = ["HeldBytes", "hold_bytes"]
 
-_FOLDER_PREFIX = "evalsuite-readers-"  # isolation's prefix: a crashed server's folder is removed on the next start
+# The reader pool's transit folders and the held uploads' folder share this prefix, so that a
+# crashed server's folders are all removed when the next pool starts (isolation).
+_FOLDER_PREFIX = "evalsuite-readers-"
 _folder: str | None = None
 _lock = threading.Lock()
+
+
+def make_private_folder(kind: str = "") -> str:
+    """A new folder of this process (mode 0700) on tmpfs where there is one, removed at exit.
+    Returns its path; ``kind`` is a part of the name after the process id."""
+    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    folder = tempfile.mkdtemp(prefix=f"{_FOLDER_PREFIX}{os.getpid()}-{kind}", dir=base)
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
 
 
 def _own_folder() -> str:
     global _folder
     with _lock:
         if _folder is None or not os.path.isdir(_folder):
-            base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-            _folder = tempfile.mkdtemp(prefix=f"{_FOLDER_PREFIX}{os.getpid()}-held-", dir=base)
-            atexit.register(shutil.rmtree, _folder, ignore_errors=True)
+            _folder = make_private_folder("held-")
         return _folder
 
 

@@ -24,7 +24,6 @@ reads through here.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import glob
 import json
@@ -43,7 +42,7 @@ from dataclasses import asdict
 from typing import Any
 
 from ..errors import EvalSuiteError, ReaderStopped
-from ._held_bytes import HeldBytes, hold_bytes
+from ._held_bytes import _FOLDER_PREFIX, HeldBytes, hold_bytes, make_private_folder
 from ._transit import deserialise
 from .limits import DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_S, MIB, check_limits, size_text
 
@@ -155,7 +154,6 @@ class _Worker:
             pass
 
 
-_FOLDER_PREFIX = "evalsuite-readers-"
 
 
 def _remove_folders_of_ended_processes(base: str) -> None:
@@ -378,10 +376,9 @@ class ReaderPool:
             if self._dir is None or not os.path.isdir(self._dir):
                 base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
                 _remove_folders_of_ended_processes(base or tempfile.gettempdir())
-                self._dir = tempfile.mkdtemp(prefix=f"{_FOLDER_PREFIX}{os.getpid()}-", dir=base)
                 # tmpfs is memory: the folder goes when this process ends (or, after a crash, when
                 # the next pool starts and finds its process gone).
-                atexit.register(shutil.rmtree, self._dir, ignore_errors=True)
+                self._dir = make_private_folder()
             return self._dir
 
     def _stopped(self, stop: _Stopped, worker: _Worker | None, name: str, timeout_s: float | None = None,
