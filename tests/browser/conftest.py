@@ -186,6 +186,57 @@ def wait_idle(tab, timeout: float = 60.0) -> None:
     tab.wait_for_timeout(250)
 
 
+def _app_is_idle(tab) -> bool:
+    return tab.evaluate(
+        """() => {
+            const app = document.querySelector('[data-testid="stApp"]');
+            return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+                && !document.querySelector('[data-testid="stStatusWidgetRunningIcon"]');
+        }""")
+
+
+def click_until_shown(tab, button, text: str, timeout: float = 120.0, settle: float = 15.0) -> None:
+    """Click ``button`` and wait until ``text`` is on the page.
+
+    A click can be lost: CI once waited 120 s for "Saved workspace" after a "Save and share" click
+    that a lone run of the same test never loses. So if, ``settle`` seconds after a click, the app
+    has been idle at two looks 2 s apart, shows neither ``text`` nor an error, and ``button`` is
+    still there, the click never reached the script, and it is clicked once more (an action that
+    did run shows its result or its error, so it is never run twice). On timeout the assertion
+    says what the page showed, so a failure in CI can be read from its log.
+    """
+    target = tab.locator(f"text={text}")
+    errors = tab.locator('[data-testid="stAlertContentError"], [data-testid="stException"]')
+    deadline = time.monotonic() + timeout
+    clicks = 0
+    while clicks < 2:
+        button.click()
+        clicks += 1
+        settle_until = time.monotonic() + settle
+        while time.monotonic() < deadline:
+            if target.count():
+                target.first.wait_for(state="visible", timeout=max(1_000, (deadline - time.monotonic()) * 1000))
+                return
+            if errors.count():
+                raise AssertionError(f"waiting for {text!r}, the page shows an error: "
+                                     f"{errors.first.inner_text()!r}\n{_page_text(tab)}")
+            if time.monotonic() >= settle_until and clicks < 2 and _app_is_idle(tab):
+                tab.wait_for_timeout(2_000)
+                if _app_is_idle(tab) and not target.count() and button.count():
+                    break  # the click was lost: click again
+            tab.wait_for_timeout(250)
+        else:
+            break
+    raise AssertionError(f"{text!r} did not appear within {timeout:g} s after {clicks} click(s); "
+                         f"the page shows:\n{_page_text(tab)}")
+
+
+def _page_text(tab) -> str:
+    return tab.evaluate(
+        """() => ['stSidebar', 'stMain'].map(id => document.querySelector(`[data-testid="${id}"]`))
+                  .filter(Boolean).map(el => el.innerText).join('\\n---\\n')""")[-4000:]
+
+
 def wait_charts(tab, count: int = 1, timeout: float = 30.0) -> None:
     """Wait until at least ``count`` plotly charts have drawn their SVG."""
     tab.wait_for_function(

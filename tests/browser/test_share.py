@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from .conftest import REPO, SCREENSHOTS, screenshot, table_rows, wait_charts, wait_idle, wait_tables
+from .conftest import REPO, SCREENSHOTS, click_until_shown, screenshot, table_rows, wait_charts, wait_idle, wait_tables
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # drives a real chromium against `streamlit run app.py`
 
@@ -125,8 +125,8 @@ def save_and_share(tab, name: str) -> tuple[str, str]:
     sidebar = tab.locator('[data-testid="stSidebar"]')
     sidebar.locator('[data-testid="stExpander"]').filter(has_text="Save and share").locator("summary").click()
     sidebar.locator('input[aria-label="Workspace name"]').fill(name)
-    sidebar.locator('[data-testid="stFormSubmitButton"] button', has_text="Save and share").click()
-    tab.wait_for_selector("text=Saved workspace", timeout=120_000)  # saving under CI load took > 60 s once
+    click_until_shown(tab, sidebar.locator('[data-testid="stFormSubmitButton"] button', has_text="Save and share"),
+                      "Saved workspace")
     sidebar.locator('[data-testid="stCode"] code').nth(1).wait_for(state="visible")
     wait_idle(tab)
     codes = [c.strip() for c in sidebar.locator('[data-testid="stCode"] code').all_inner_texts()]

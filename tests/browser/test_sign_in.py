@@ -12,7 +12,7 @@ from evalsuite.storage import open_store
 from judge_server import JudgeServer
 from oidc_provider import OIDCProvider, auth_section, sign_in, write_secrets
 
-from .conftest import REPO, free_port, screenshot, upload_file, wait_idle
+from .conftest import REPO, click_until_shown, free_port, screenshot, upload_file, wait_idle
 
 import pytest
 
@@ -57,8 +57,7 @@ def test_sign_in_owners_budget_and_audit_log(start_server, browser, tmp_path):
         tab.wait_for_selector("text=records.jsonl: read as", timeout=60_000)
         wait_idle(tab)
         tab.get_by_role("textbox", name="Workspace name").first.fill("alice's answers")
-        tab.get_by_role("button", name="Save and share").first.click()
-        tab.wait_for_selector("text=Saved workspace", timeout=120_000)  # saving under CI load took > 60 s once
+        click_until_shown(tab, tab.get_by_role("button", name="Save and share").first, "Saved workspace")
         wait_idle(tab)
 
         # A judge run on the operator's endpoint stops at her day's budget, with a clear message.
