@@ -69,6 +69,7 @@ TESTED_BY = {
     "evalsuite.io._reader_worker": "io/test_isolation.py",
     "evalsuite.io._transit": "io/test_isolation.py",
     "evalsuite.io._held_bytes": "io/test_isolation.py",
+    "evalsuite.io._rank_order": "io/test_rank_order.py",
     "evalsuite.io._reading": "io/test_io.py",
     "evalsuite.io.columns": "io/test_io.py",
     "evalsuite.io.judgement_table": "io/test_judgement_files.py",

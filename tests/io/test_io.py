@@ -118,7 +118,7 @@ def test_interleaved_queries_are_grouped_and_ranked():
     assert run.query("a")["doc_id"].tolist() == ["d2", "d1"]
 
 
-# 7 queries of ~430 lines: each query sorted alone (run_qrels._score_order_within_queries);
+# 7 queries of ~430 lines: each query sorted alone (_rank_order._score_order_within_queries);
 # 70,000 of ~1: one sort of all scores, with query codes past 16 bits.
 @pytest.mark.parametrize("n_queries", [7, 70_000])
 def test_shuffled_run_with_ties_is_in_trec_eval_order(n_queries):
@@ -133,7 +133,7 @@ def test_shuffled_run_with_ties_is_in_trec_eval_order(n_queries):
     lines += [(f"q{rng.randrange(min(n_queries, 50))}", f"d{rng.randrange(1000)}", rng.choice(scores)) for _ in range(3000)]
     lines = list({(q, d): (q, d, s) for q, d, s in lines}.values())  # one line per (query, doc)
     rng.shuffle(lines)
-    from evalsuite.io.run_qrels import _ROWS_PER_QUERY_SORTED_ALONE
+    from evalsuite.io._rank_order import _ROWS_PER_QUERY_SORTED_ALONE
     assert (len(lines) >= _ROWS_PER_QUERY_SORTED_ALONE * n_queries) == (n_queries == 7)  # both ways are tried
     text = "".join(f"{q} Q0 {d} 1 {s} t\n" for q, d, s in lines).encode()
     first = {}

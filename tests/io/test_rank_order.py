@@ -11,8 +11,8 @@ import pytest
 
 import evalsuite as es
 from evalsuite.io import _read_ranked
-from evalsuite.io.run_qrels import (_first_seen, _score_order_within_queries, _stable_group_order, build_run,
-                                    build_run_handed_over)
+from evalsuite.io._rank_order import _score_order_within_queries, _stable_group_order
+from evalsuite.io.run_qrels import _first_seen, build_run, build_run_handed_over
 
 
 @pytest.mark.parametrize("n_codes", [1, 5, 70_000])  # 70,000: past 16 bits, no narrow radix sort
@@ -43,6 +43,25 @@ def test_each_query_sorted_by_score_a_block_of_queries_at_a_time(block):
     within = ordered_codes[1:] == ordered_codes[:-1]
     assert not np.any(within & (ordered_scores[1:] > ordered_scores[:-1]))
     assert np.array_equal(same, within & (ordered_scores[1:] == ordered_scores[:-1]))
+
+
+@pytest.mark.parametrize("block", [1, 99, 100, 250, 1 << 18])
+def test_queries_of_equal_length_sorted_as_one_block_equal_the_sort_of_each(block):
+    """A top-100 run of 30 queries, then 5 queries of other lengths: blocks of equal-length
+    queries take the 2-D sort, the others the query-by-query one, and both agree with a stable
+    sort on (query, -score) up to the order within ties."""
+    rng = np.random.default_rng(block)
+    sizes = np.concatenate([np.full(30, 100), [7, 1, 100, 300, 2]])
+    codes = rng.permutation(np.repeat(np.arange(sizes.size, dtype=np.int32), sizes))
+    scores = rng.choice(np.linspace(-2.0, 2.0, 37), size=codes.size)  # ties in every query
+    order, same, ordered_scores = _score_order_within_queries(codes, scores, sizes.size, block=block)
+    assert sorted(order.tolist()) == list(range(codes.size))
+    expected = np.lexsort((-scores, codes))
+    assert np.array_equal(codes[order], codes[expected])
+    assert np.array_equal(scores[order], scores[expected])
+    assert np.array_equal(ordered_scores, scores[order])
+    ordered_codes = codes[order]
+    assert np.array_equal(same, (ordered_codes[1:] == ordered_codes[:-1]) & (ordered_scores[1:] == ordered_scores[:-1]))
 
 
 @pytest.mark.parametrize("block", [1, 3, 64, 1 << 20])

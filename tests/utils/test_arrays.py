@@ -6,7 +6,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from evalsuite.utils.arrays import flags, numbers, take
+from evalsuite.utils import parallel
+from evalsuite.utils.arrays import flags, gather_in_parts, numbers, take
 
 
 def _chunked_strings(rng, n_chunks):
@@ -75,3 +76,19 @@ def test_flags_refuses_nulls_and_other_types():
         flags(pa.array([True, None]))
     with pytest.raises(TypeError, match="boolean"):
         flags(pa.array([1, 0]))
+
+
+@pytest.mark.parametrize("n_workers", [1, 2, 8])
+@pytest.mark.parametrize("n_rows", [0, 1, 5, 1000])
+def test_gather_in_parts_equals_pyarrows_take(monkeypatch, n_workers, n_rows):
+    """Split into up to ``n_workers`` parts once ``min_rows`` allows; pieces in order, each row once."""
+    monkeypatch.setattr(parallel, "workers", lambda: n_workers)
+    monkeypatch.setattr("evalsuite.utils.arrays.workers", lambda: n_workers)
+    rng = np.random.default_rng(n_rows)
+    values = pa.array([f"d{i}-{rng.integers(0, 99)}" for i in range(max(n_rows, 1))], pa.string())
+    rows = rng.permutation(n_rows).astype(np.int32)
+    got = gather_in_parts(values, rows, min_rows=2)
+    assert got.type == pa.string()
+    assert got.to_pylist() == values.take(pa.array(rows, pa.int32())).to_pylist()
+    expected_parts = min(n_workers, max(1, n_rows // 2))
+    assert (got.num_chunks if isinstance(got, pa.ChunkedArray) else 1) == expected_parts
