@@ -29,11 +29,16 @@ _folder: str | None = None
 _lock = threading.Lock()
 
 
+def private_folder_base() -> str:
+    """Where :func:`make_private_folder` makes its folders: /dev/shm (tmpfs, memory) where it is
+    writable, else the temporary folder."""
+    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
+
+
 def make_private_folder(kind: str = "") -> str:
     """A new folder of this process (mode 0700) on tmpfs where there is one, removed at exit.
     Returns its path; ``kind`` is a part of the name after the process id."""
-    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    folder = tempfile.mkdtemp(prefix=f"{_FOLDER_PREFIX}{os.getpid()}-{kind}", dir=base)
+    folder = tempfile.mkdtemp(prefix=f"{_FOLDER_PREFIX}{os.getpid()}-{kind}", dir=private_folder_base())
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     return folder
 

@@ -119,7 +119,7 @@ def _score_order_within_queries(codes: np.ndarray, scores: np.ndarray, n_queries
         negated = scores[rows]
         np.negative(negated, out=negated)
         lengths = counts[first:end]
-        width = int(lengths[0]) if lengths.size else 0
+        width = int(lengths[0])  # a block holds one query at least
         if width > 1 and bool(np.all(lengths == width)):
             by_score = np.argsort(negated.reshape(-1, width), axis=1)
             by_score += np.arange(0, high - low, width, dtype=by_score.dtype)[:, None]

@@ -35,14 +35,13 @@ import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import asdict
 from typing import Any
 
 from ..errors import EvalSuiteError, ReaderStopped
-from ._held_bytes import _FOLDER_PREFIX, HeldBytes, hold_bytes, make_private_folder
+from ._held_bytes import _FOLDER_PREFIX, HeldBytes, hold_bytes, make_private_folder, private_folder_base
 from ._transit import deserialise
 from .limits import DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_S, MIB, check_limits, size_text
 
@@ -152,8 +151,6 @@ class _Worker:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
-
-
 
 
 def _remove_folders_of_ended_processes(base: str) -> None:
@@ -374,8 +371,7 @@ class ReaderPool:
         """This pool's private folder for files in transit (made on first use, mode 0700)."""
         with self._lock:
             if self._dir is None or not os.path.isdir(self._dir):
-                base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-                _remove_folders_of_ended_processes(base or tempfile.gettempdir())
+                _remove_folders_of_ended_processes(private_folder_base())
                 # tmpfs is memory: the folder goes when this process ends (or, after a crash, when
                 # the next pool starts and finds its process gone).
                 self._dir = make_private_folder()
