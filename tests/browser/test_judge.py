@@ -44,6 +44,9 @@ def test_one_judging_run(server, page):
         wait_idle(page)
         page.locator('[data-testid="stSidebarNav"] a', has_text="Judge").click()
         page.wait_for_selector("text=steps;", timeout=60_000)
+        # The progress line can be drawn before the Cancel button beside it: wait for the button
+        # rather than sample it once (CI sampled it too early once).
+        page.get_by_role("button", name="Cancel").wait_for(state="visible", timeout=30_000)
         assert page.get_by_role("button", name="Cancel").is_visible()
         page.wait_for_selector("text=waiting for a reply", timeout=30_000)  # said while it waits, between records
         screenshot(page, "judge_progress_after_a_page_switch")
