@@ -22,8 +22,10 @@ of the reader pool's transit files (on tmpfs, memory that RSS shows only where a
 them; the held uploads, ``evalsuite.io.isolation.HeldBytes``, are in the same folders). The sum
 of RSS counts a page twice where two processes map it (a held upload is mapped by the server and
 by the reader that parses it), and misses tmpfs files no one maps: **host memory** is what the
-machine holds at one instant, the proportional set sizes without tmpfs pages (``Pss_Anon`` +
-``Pss_File`` in ``/proc/PID/smaps_rollup``) of the server and readers, plus the tmpfs files, once.
+machine holds at one instant: the proportional set sizes (``Pss`` in ``/proc/PID/smaps``) of the
+server and readers, less their mappings of the tmpfs files still in the folders, plus those files
+once. Until 2026-12-07 it took ``Pss_Anon + Pss_File`` (no tmpfs pages at all), which missed the
+reader's result files once the server had mapped and removed them.
 Prints one markdown row; ``--out`` appends it to a file.
 """
 
@@ -88,19 +90,47 @@ def rss_parts(pid: int) -> dict[str, float]:
     return out
 
 
-def pss_private_mib(pid: int) -> float:
-    """Proportional set size without tmpfs pages (``Pss_Anon + Pss_File`` of
-    ``/proc/PID/smaps_rollup``), MiB: pages two processes map are counted once over both, and
-    the tmpfs files (the reader's transit, the held uploads) are counted apart, once."""
-    out = 0.0
+def transit_files(pid: int) -> dict[str, int]:
+    """Every file in the server ``pid``'s reader transit folder and held uploads' folder (tmpfs),
+    path -> bytes allocated."""
+    import glob
+
+    files = {}
+    for base in ("/dev/shm", tempfile.gettempdir()):
+        for folder in glob.glob(os.path.join(base, f"evalsuite-readers-{pid}-*")):
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                try:
+                    files[entry.path] = entry.stat().st_blocks * 512
+                except OSError:
+                    pass
+    return files
+
+
+def pss_mib(pid: int, linked: dict[str, int]) -> float:
+    """Proportional set size of ``pid`` (``Pss`` over ``/proc/PID/smaps``: anonymous, file and
+    tmpfs pages; a page two processes map counts half in each), less its mappings of the files in
+    ``linked`` (the tmpfs files still in a folder, counted whole and once apart), MiB. A mapped
+    file that was removed (the reader's results, once the server maps them) is memory no folder
+    lists, so it is counted here, through the mappings."""
+    total_kib, skip = 0, False
     try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
+        with open(f"/proc/{pid}/smaps") as f:
             for line in f:
-                if line.startswith(("Pss_Anon:", "Pss_File:")):
-                    out += int(line.split()[1]) / 1024
+                head = line.split(None, 5)
+                if not head:
+                    continue
+                if "-" in head[0] and not head[0].endswith(":"):  # a mapping's first line
+                    path = head[5].strip() if len(head) > 5 else ""
+                    skip = path in linked
+                elif head[0] == "Pss:" and not skip:
+                    total_kib += int(head[1])
     except OSError:
         pass
-    return out
+    return total_kib / 1024
 
 
 def children(pid: int) -> list[int]:
@@ -144,7 +174,9 @@ class Sampler:
             kids = children(self.pid)
             server, readers = rss_mib(self.pid), sum(rss_mib(c) for c in kids)
             transit = transit_mib(self.pid)
-            host = pss_private_mib(self.pid) + sum(pss_private_mib(c) for c in kids) + transit
+            linked = transit_files(self.pid)
+            host = (sum(pss_mib(p, linked) for p in [self.pid, *kids])
+                    + sum(linked.values()) / 2**20)
             self.peak_host = max(self.peak_host, host)
             if server > self.peak:
                 self.peak_parts = rss_parts(self.pid)
