@@ -60,6 +60,7 @@ def digest_of(data: bytes) -> str:
 # [evalsuite] secrets section, else the default; (variable, secret, unit, type).
 _POOL_SETTINGS = {
     "workers": ("EVALSUITE_READER_WORKERS", "reader_workers", 1, int),
+    "spare": ("EVALSUITE_READER_SPARE", "reader_spare", 1, int),
     "timeout_s": ("EVALSUITE_READER_TIMEOUT_S", "reader_timeout_s", 1, float),
     "memory_bytes": ("EVALSUITE_READER_MEMORY_MB", "reader_memory_mb", 1 << 20, int),
 }

@@ -148,8 +148,51 @@ def test_requests_beyond_the_pool_wait_for_a_free_worker():
         pool.close()
 
 
+def _alive_pids(pool: ReaderPool) -> list[int]:
+    with pool._lock:
+        return [w.process.pid for w in pool._idle if w.alive()]
+
+
+def test_idle_workers_beyond_the_spare_are_stopped():
+    # Two reads at once use both workers; given back, one stays started and the other stops
+    # (each idle worker is about 75 MiB of the host's memory).
+    pool = ReaderPool(workers=2, timeout_s=60, spare=1)
+    started = threading.Barrier(2)
+    try:
+        pool.warm_up()
+        deadline = time.monotonic() + 60
+        while not _alive_pids(pool) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # a second worker would have been started by now
+        assert len(_alive_pids(pool)) == 1 and pool._count == 1
+        held = []
+        real_take = pool._take
+
+        def take_and_hold(deadline):
+            worker = real_take(deadline)
+            held.append(worker.process)
+            started.wait(timeout=60)  # both workers taken before either is given back
+            return worker
+
+        pool._take = take_and_hold
+        results: list = []
+        threads = [threading.Thread(target=lambda i=i: results.append(
+            len(pool.read("qrels", f"q{i} 0 d1 1\n".encode(), f"{i}.qrels")))) for i in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert results == [1, 1] and len({process.pid for process in held}) == 2
+        assert len(_alive_pids(pool)) == 1 and pool._count == 1
+        stopped = [process for process in held if process.pid not in _alive_pids(pool)]
+        assert len(stopped) == 1 and stopped[0].poll() is not None
+    finally:
+        pool.close()
+
+
 def test_pool_settings_are_checked():
-    for bad in ({"workers": 0}, {"timeout_s": 0}, {"memory_bytes": 1024}):
+    for bad in ({"workers": 0}, {"timeout_s": 0}, {"memory_bytes": 1024}, {"workers": 2, "spare": 3},
+                {"spare": -1}, {"spare": True}):
         with pytest.raises(es.EvalSuiteError):
             ReaderPool(**bad)
     pool = ReaderPool(workers=1)
