@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import EvalSuiteError
+from ..utils.arrays import has_empty_strings
 from ..utils.ids import trim_id_array
 from ._reading import _DOC_COLUMNS, _GRADE_COLUMNS, _QUERY_COLUMNS, _RANK_COLUMNS, _SCORE_COLUMNS, _normal
 
@@ -156,7 +157,7 @@ def check_ids(ids: pa.Array | pa.ChunkedArray, field: str, where: Locator) -> No
         if not len(texts) or pc.min(pc.binary_length(texts)).as_py() > 0:
             return
         ids = ids.cast(ids.type.value_type)
-    if len(ids) and pc.min(pc.binary_length(ids)).as_py() == 0:
+    if has_empty_strings(ids):
         row = int(np.flatnonzero(pc.equal(pc.binary_length(ids), 0).to_numpy(zero_copy_only=False))[0])
         raise where.error("empty id", row, field=field, value="")
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from evalsuite.utils import parallel
-from evalsuite.utils.arrays import flags, gather_in_parts, numbers, take
+from evalsuite.utils.arrays import flags, gather_in_parts, has_empty_strings, numbers, take
 
 
 def _chunked_strings(rng, n_chunks):
@@ -92,3 +93,19 @@ def test_gather_in_parts_equals_pyarrows_take(monkeypatch, n_workers, n_rows):
     assert got.to_pylist() == values.take(pa.array(rows, pa.int32())).to_pylist()
     expected_parts = min(n_workers, max(1, n_rows // 2))
     assert (got.num_chunks if isinstance(got, pa.ChunkedArray) else 1) == expected_parts
+
+
+@pytest.mark.parametrize("chunks, expected", [
+    ([["d1", "d2"], [], ["d3"]], False),           # an empty chunk is not an empty string
+    ([["d1", None], [None]], False),               # nor is a null
+    ([["d1"], ["d2", "d3"], ["d4", ""]], True),    # in the last chunk
+    ([[""]], True),
+    ([[]], False),
+])
+def test_has_empty_strings_looks_at_every_chunk(chunks, expected):
+    values = pa.chunked_array(chunks, pa.string())
+    assert has_empty_strings(values) is expected
+    assert has_empty_strings(values.combine_chunks()) is expected
+    # The same answer as the lengths of the whole column at once.
+    lengths = pc.binary_length(values).to_pylist()
+    assert expected == (0 in lengths)
