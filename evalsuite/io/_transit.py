@@ -42,11 +42,14 @@ def serialise(result, prefix: str, release=None) -> tuple[dict, int]:
         header = {"type": "run" if isinstance(result, Run) else "qrels", "name": result.name,
                   "source": result.source, "warnings": list(result.warnings)}
         values = "scores" if isinstance(result, Run) else "grades"
-        # The numbers in a file of their own, which the caller keeps mapped as the doc ids (its
+        # The numbers in files of their own, which the caller keeps mapped as the doc ids (their
         # pages are the numbers' one copy: copying them out held them twice, +110 MiB at 7M lines).
+        # One column per file, the numbers first: while a file is written the worker holds what
+        # is left of the result beside it, so the top is the whole result plus the first file
+        # (the keys and scores in one file were 336 MiB of that top at 22M lines; the keys alone 168).
         parts = [
-            (1, ("doc_keys", values), lambda: pa.table({"doc_key": pa.array(result.doc_keys, pa.uint64()),
-                                                        "value": pa.array(getattr(result, values), pa.float64())})),
+            (1, ("doc_keys",), lambda: pa.table({"doc_key": pa.array(result.doc_keys, pa.uint64())})),
+            (4, (values,), lambda: pa.table({"value": pa.array(getattr(result, values), pa.float64())})),
             (0, ("doc_ids",), lambda: pa.table({"doc_id": result.doc_ids})),
             (2, (), lambda: pa.table({"query_id": pa.array(result.query_ids.tolist(), pa.string())})),
             (3, (), lambda: pa.table({"offset": pa.array(result.offsets, pa.int64())})),
@@ -74,21 +77,24 @@ def serialise(result, prefix: str, release=None) -> tuple[dict, int]:
     return header, len(tables)
 
 
+def _mapped_numbers(path: str, column: str, dtype) -> np.ndarray:
+    """The one numeric column of the IPC file at ``path`` as a numpy view of its memory map."""
+    table = _read_ipc(path).combine_chunks()
+    return table.column(column).chunk(0).to_numpy(zero_copy_only=True) if len(table) else np.zeros(0, dtype)
+
+
 def deserialise(header: dict, prefix: str, parts: int):
     """The Run, Qrels or Records that :func:`serialise` wrote (memory-mapped, not copied)."""
     from .run_qrels import Qrels, Run
     from ..records.table import Records
 
     kind = header["type"]
-    if kind in ("run", "qrels") and parts == 4:
+    if kind in ("run", "qrels") and parts == 5:
         docs = _read_ipc(f"{prefix}.0")
         # Read-only numpy views of the mapped numbers, as a Run's arrays are wherever it was read
         # (run_qrels makes them read-only); the map outlives the file, which is unlinked after.
-        numbers = _read_ipc(f"{prefix}.1").combine_chunks()
-        doc_keys = numbers.column("doc_key").chunk(0).to_numpy(zero_copy_only=True) if len(numbers) else \
-            np.zeros(0, np.uint64)
-        values = numbers.column("value").chunk(0).to_numpy(zero_copy_only=True) if len(numbers) else \
-            np.zeros(0, np.float64)
+        doc_keys = _mapped_numbers(f"{prefix}.1", "doc_key", np.uint64)
+        values = _mapped_numbers(f"{prefix}.4", "value", np.float64)
         query_ids = np.array(_read_ipc(f"{prefix}.2").column("query_id").to_pylist(), dtype=object)
         offsets = _read_ipc(f"{prefix}.3").column("offset").to_numpy().copy()
         cls = Run if kind == "run" else Qrels
