@@ -133,7 +133,7 @@ def create_task(f, metric: str, systems: list[str], mode: str, seed: int, thresh
         raise StoreError(f"the workspace store is unavailable: {error}", code="unavailable")
     user = hosting.user()
     who = labeller()
-    digest = store.put_dataset(f.data, kind="records", filename=f.name)
+    digest = store.put_dataset(memoryview(f.data), kind="records", filename=f.name)  # bytes or HeldBytes
     task = store.create_label_task(
         f"{metric} of {f.name}", digest=digest, filename=f.name, judgement=metric, systems=systems, mode=mode,
         seed=int(seed), created_by=(who.name if who else user.label) or "anonymous",

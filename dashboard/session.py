@@ -264,7 +264,7 @@ def queue(kind: str, name: str, data: bytes) -> None:
     st.session_state.setdefault(KEY_PENDING, []).append((kind, name, bytes(data)))
 
 
-# Runs and qrels from this size up are kept as HeldBytes (memory the reader workers map), not as bytes.
+# Uploads from this size up (every kind) are kept as HeldBytes (memory the reader workers map), not as bytes.
 HOLD_MIN_BYTES = 16 << 20
 
 
@@ -293,8 +293,7 @@ def process_pending() -> list[tuple[str, str]]:
             # Taken off the list and, when large, moved into memory the readers map (HeldBytes):
             # nothing else refers to the bytes, so the server holds one copy while they are parsed.
             kind, name, data = pending.pop(0)
-            if kind in ("run", "qrels"):
-                data = hold_bytes(data, HOLD_MIN_BYTES)
+            data = hold_bytes(data, HOLD_MIN_BYTES)
             # The label renders markdown: the file name is escaped.
             status.update(label=f"Reading {plain(name)} ({len(data) / (1 << 20):.1f} MiB) as {kind}")
             try:

@@ -14,7 +14,7 @@ import evalsuite as es
 from dashboard import loaders
 from dashboard.loaders import ByteCache, approx_bytes
 
-from .helpers import CRANFIELD, open_page
+from .helpers import CRANFIELD, REPO, open_page
 
 
 class Box:
@@ -240,3 +240,49 @@ def test_a_large_run_is_held_once_where_the_readers_map_it(small_budget, monkeyp
     import os
 
     assert not os.path.exists(held_path)
+
+
+@pytest.mark.parametrize("name, path, reader", [
+    ("ragtruth_qa.jsonl", "sample_data/rag/ragtruth_qa.jsonl", es.read_records),
+    ("phoenix_spans.parquet", "tests/data/traces/phoenix_spans.parquet", es.read_traces),  # the footer is read
+])
+def test_a_large_records_upload_is_held_once_too(monkeypatch, name, path, reader):
+    """Records and traces uploads are held as HeldBytes like runs: the worker is given the held
+    file, what it reads equals the in-process read of the same bytes, the format shown is the one
+    detected from the bytes, and a label task stores the held bytes unchanged."""
+    from dashboard import labelling, session
+    from evalsuite.io.isolation import HeldBytes, ReaderPool
+
+    paths = []
+    real_read = ReaderPool.read
+
+    def spy(self, kind, data, source_name, *, path=None, **options):
+        paths.append((kind, data is None, path))
+        return real_read(self, kind, data, source_name, path=path, **options)
+
+    monkeypatch.setattr(session, "HOLD_MIN_BYTES", 1)
+    monkeypatch.setattr(ReaderPool, "read", spy)
+    # Not a shipped sample's bytes (those are read in this process): the systems renamed.
+    data = (REPO / path).read_bytes().replace(b'"system": "', b'"system": "held-')
+    at = open_page("data", pending=[("records", name, data)], clear=True)
+    assert not at.exception and not at.error
+    stored = next(f for f in at.session_state["data_files"].values() if f.name == name)
+    assert isinstance(stored.data, HeldBytes) and stored.data == data
+    assert any(given and held == stored.data.path for _, given, held in paths)
+    assert stored.format == session.format_used("records", name, data)
+    read_here = reader(data, source_name=name)
+    read_held = loaders.read_records(stored.digest, name, stored.data)
+    assert read_held.table.equals(read_here.table)
+    # A label task stores the file's bytes as uploaded (the store takes bytes or a memoryview).
+    stored_bytes = {}
+
+    class Store:
+        def put_dataset(self, data, *, kind, filename):
+            assert isinstance(data, (bytes, bytearray, memoryview))
+            stored_bytes["data"] = bytes(data)
+            raise labelling.StoreError("stop here", code="unavailable")
+
+    monkeypatch.setattr(labelling, "get_store", lambda: (Store(), None))
+    with pytest.raises(labelling.StoreError, match="stop here"):
+        labelling.create_task(stored, "faithfulness", [], "single", 0, 0.5, "?")
+    assert stored_bytes["data"] == data
