@@ -207,12 +207,9 @@ def test_an_upload_is_taken_as_the_upload_managers_own_bytes(monkeypatch):
     assert session.upload_bytes(widget_file) == data
 
 
-def test_a_large_run_is_held_once_where_the_readers_map_it(small_budget, monkeypatch):
-    """A large upload kept as bytes was held twice while parsed: the server's copy and the copy in
-    the reader's transit folder. It is kept as HeldBytes, whose file the reader maps; the run read
-    from it equals the in-process read, and the file goes when the session lets go of it."""
-    from dashboard import session
-    from evalsuite.io.isolation import HeldBytes, ReaderPool
+def _spy_on_reads(monkeypatch) -> list:
+    """Every ReaderPool.read from now on, as (kind, no bytes given, path given)."""
+    from evalsuite.io.isolation import ReaderPool
 
     paths = []
     real_read = ReaderPool.read
@@ -221,8 +218,19 @@ def test_a_large_run_is_held_once_where_the_readers_map_it(small_budget, monkeyp
         paths.append((kind, data is None, path))
         return real_read(self, kind, data, source_name, path=path, **options)
 
-    monkeypatch.setattr(session, "HOLD_MIN_BYTES", 1)
     monkeypatch.setattr(ReaderPool, "read", spy)
+    return paths
+
+
+def test_a_large_run_is_held_once_where_the_readers_map_it(small_budget, monkeypatch):
+    """A large upload kept as bytes was held twice while parsed: the server's copy and the copy in
+    the reader's transit folder. It is kept as HeldBytes, whose file the reader maps; the run read
+    from it equals the in-process read, and the file goes when the session lets go of it."""
+    from dashboard import session
+    from evalsuite.io.isolation import HeldBytes
+
+    paths = _spy_on_reads(monkeypatch)
+    monkeypatch.setattr(session, "HOLD_MIN_BYTES", 1)
     data = _run_bytes()
     at = open_page("data", pending=[("run", "mine.trec", data)])
     stored = next(f for f in at.session_state["data_files"].values() if f.name == "mine.trec")
@@ -251,17 +259,10 @@ def test_a_large_records_upload_is_held_once_too(monkeypatch, name, path, reader
     file, what it reads equals the in-process read of the same bytes, the format shown is the one
     detected from the bytes, and a label task stores the held bytes unchanged."""
     from dashboard import labelling, session
-    from evalsuite.io.isolation import HeldBytes, ReaderPool
+    from evalsuite.io.isolation import HeldBytes
 
-    paths = []
-    real_read = ReaderPool.read
-
-    def spy(self, kind, data, source_name, *, path=None, **options):
-        paths.append((kind, data is None, path))
-        return real_read(self, kind, data, source_name, path=path, **options)
-
+    paths = _spy_on_reads(monkeypatch)
     monkeypatch.setattr(session, "HOLD_MIN_BYTES", 1)
-    monkeypatch.setattr(ReaderPool, "read", spy)
     # Not a shipped sample's bytes (those are read in this process): the systems renamed.
     data = (REPO / path).read_bytes().replace(b'"system": "', b'"system": "held-')
     at = open_page("data", pending=[("records", name, data)], clear=True)
