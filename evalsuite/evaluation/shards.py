@@ -276,8 +276,8 @@ def _check_duplicates(frame: pd.DataFrame, kind: str, sources: list, limits) -> 
     field = "score" if kind == "run" else "grade"
     raise EvalSuiteError(
         f"doc {first_key[1]!r} appears twice for query {first_key[0]!r} ({name1} {label1} {line1} and {name2} "
-        f"{label2} {line2}; {n_pairs} duplicated pair(s) in this partition); trec_eval refuses this; pass "
-        f"duplicates='max' to keep the higher {field}",
+        f"{label2} {line2}; {n_pairs} duplicated pair(s) in this partition); trec_eval refuses this: remove one of the "
+        f"lines, or keep the higher {field} with duplicates='max' (on the command line, --duplicates max)",
         source=name2, line=line2, line_label=label2, field="doc_id", value=first_key[1],
     )
 

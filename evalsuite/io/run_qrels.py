@@ -321,7 +321,8 @@ def _resolve_duplicates(groups, values, codes, query_ids, doc_ids, duplicates, w
         doc = doc_ids[int(group[0])].as_py()
         raise where.error(
             f"doc {doc!r} appears twice for query {query_ids[codes[int(group[0])]]!r} ({place}; "
-            f"{len(groups)} duplicated pair(s) in all); trec_eval refuses this; pass duplicates='max' to keep the higher {field}",
+            f"{len(groups)} duplicated pair(s) in all); trec_eval refuses this: remove one of the lines, or keep the higher {field} with "
+            f"duplicates='max' (on the command line, --duplicates max)",
             second, field="doc_id", value=doc,
         )
     drop = []

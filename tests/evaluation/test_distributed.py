@@ -140,7 +140,7 @@ def test_duplicate_across_shards_names_both_shards_and_lines(tmp_path, client):
         evaluate_dask(str(qrels), str(tmp_path / "run.*.trec"), "P_5", scheduler=client, partitions=2)
     message = str(info.value)
     assert message.startswith("run.2.trec, line 3, field 'doc_id', value 'd1': doc 'd1' appears twice for query 'q1'")
-    assert "(run.1.trec line 1 and run.2.trec line 3;" in message
+    assert "(run.1.trec line 1 and run.2.trec line 3;" in message and "remove one of the lines" in message
     assert info.value.source == "run.2.trec" and info.value.line == 3
     # duplicates="max" keeps the higher score, as the single-machine reader does.
     report = evaluate_dask(str(qrels), str(tmp_path / "run.*.trec"), "P_5", scheduler=client, duplicates="max")

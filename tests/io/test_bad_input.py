@@ -96,6 +96,8 @@ def test_duplicate_doc_in_run_names_query_doc_and_both_lines(tmp_path):
     path = _write(tmp_path, "dup.trec", GOOD + "q1 Q0 d1 3 0.5 tag\n")
     err = _error(es.read_run, path)
     assert "'d1'" in str(err) and "'q1'" in str(err) and "lines 1 and 3" in str(err)
+    # What to do, for a reader in a browser (remove a line) and in code or on the command line.
+    assert "remove one of the lines" in str(err) and "duplicates='max'" in str(err) and "--duplicates max" in str(err)
     run = es.read_run(path, duplicates="max")
     assert run.query("q1")["score"].tolist() == [2.0, 1.0]
     assert any("duplicate" in w for w in run.warnings)
