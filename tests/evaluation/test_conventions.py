@@ -201,7 +201,7 @@ def test_score_behaves_as_a_float():
 def test_no_relevant_warning_writes_whole_grades_as_integers():
     # A query whose judged docs are all below rel_level scores 0, and the warning says which grade.
     report = _eval({"q": {"a": 1}, "r": {"b": 2}}, {"q": {"a": 1.0}, "r": {"b": 1.0}}, ["ndcg@2"], rel_level=2.0)
-    assert any("1 evaluated queries have no judged doc with grade >= 2;" in w for w in report.warnings), report.warnings
+    assert any("1 evaluated query has no judged doc with grade >= 2; it scores 0" in w for w in report.warnings), report.warnings
     half = _eval({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["ndcg@2"], rel_level=1.5)
     assert any("grade >= 1.5;" in w for w in half.warnings), half.warnings
 
@@ -227,3 +227,16 @@ def test_blocks_of_queries_change_no_value(monkeypatch, block_rows):
         pd.testing.assert_frame_equal(got.per_query, expected.per_query, check_exact=True)
         assert got.means == expected.means and got.no_relevant_queries == expected.no_relevant_queries
     assert whole.per_query.shape[0] == 43
+
+
+def test_query_warnings_count_one_query_and_many_in_words_that_agree():
+    # One query, then two, in each of the three warnings about queries.
+    one = _eval({"q": {"a": 1}, "r": {"b": 2}, "s": {"c": 2}}, {"q": {"a": 1.0}, "r": {"b": 1.0}, "t": {"d": 1.0}},
+                ["ndcg@2"], rel_level=2.0)
+    assert {"1 qrels query is missing from the run; it scores 0", "1 run query has no qrels and is left out"} <= set(one.warnings)
+    assert any(w.startswith("1 evaluated query has no judged doc with grade >= 2; it scores 0") for w in one.warnings)
+    two = _eval({"q": {"a": 1}, "r": {"b": 1}, "s": {"c": 2}, "u": {"e": 2}, "w": {"g": 2}},
+                {"q": {"a": 1.0}, "r": {"b": 1.0}, "w": {"g": 1.0}, "t": {"d": 1.0}, "v": {"f": 1.0}}, ["ndcg@2"],
+                rel_level=2.0)
+    assert {"2 qrels queries are missing from the run; they score 0", "2 run queries have no qrels and are left out"} <= set(two.warnings)
+    assert any(w.startswith("2 evaluated queries have no judged doc with grade >= 2; they score 0") for w in two.warnings)
