@@ -84,11 +84,16 @@ def _qrels_picker() -> None:
              "upload becomes the active one.")
 
 
+_REL_LEVEL_HELP = ("Minimum grade that counts as relevant (trec_eval -l, ranx rel_lvl). nDCG also gives the grades "
+                   "below it no gain, as ranx does; trec_eval's -l leaves nDCG as it is, so above 1 its ndcg "
+                   "differs from this page's (docs/conventions.md).")
+
+
 def _sidebar() -> None:
     with st.sidebar:
         _qrels_picker()
         url_binding.bound(st.number_input, "Relevant from grade", min_value=1, max_value=100, value=1, step=1,
-                 key=KEY_REL_LEVEL, help="Minimum grade that counts as relevant (trec_eval -l, ranx rel_lvl)")
+                 key=KEY_REL_LEVEL, help=_REL_LEVEL_HELP)
         st.caption("EvalSuite " + evalsuite.__version__)
         hosting.sidebar_identity()
 

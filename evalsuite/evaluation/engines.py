@@ -35,7 +35,8 @@ def evaluate(qrels, run, metrics: str | Sequence[str] = DEFAULT_METRICS, queries
         queries without qrels are dropped. "intersection" keeps only queries in both
         (trec_eval without -c) and adds a warning.
     rel_level : float > 0
-        Minimum grade that counts as relevant (trec_eval -l, ranx rel_lvl).
+        Minimum grade that counts as relevant (trec_eval -l, ranx rel_lvl). nDCG gives the
+        grades below it gain 0, as ranx does (trec_eval's -l does not change nDCG).
     max_docs : int >= 1 or None
         Keep only the top ``max_docs`` docs of each query's ranking, as if the run held no
         more (trec_eval -M); None (default) keeps them all.

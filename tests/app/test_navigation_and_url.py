@@ -37,6 +37,8 @@ def test_relevance_level_from_the_url(cranfield):
     at = open_page("overview", query={"rel_level": "3", "overview_metrics": ["precision"], "overview_k": ["10"]})
     expected = es.evaluate(qrels, runs["BM25"], ["precision@10"], rel_level=3).means["precision@10"]
     assert at.dataframe[0].value.loc["BM25", "precision@10"] == pytest.approx(expected, abs=1e-12)
+    # Above 1 this page's nDCG is ranx's, not trec_eval -l's (which leaves nDCG as it is): the help says so.
+    assert "trec_eval's -l leaves nDCG as it is" in at.number_input(key="rel_level").help
 
 
 @pytest.mark.parametrize("value", ["inf", "nan", "-3", "2.5", "1e400", "abc", "1000"])
