@@ -150,6 +150,23 @@ def _tukey_p_values(pending, tables: dict[str, pd.DataFrame], order: list[str]) 
     return np.array([min(1.0, float(results[job[0]][index[job[1]], index[job[2]]])) for job in pending])
 
 
+def _too_few_to_be_significant(rows: list[dict], pending: list, test: str, alpha: float) -> list[str]:
+    """A note for the rows whose queries are too few for any p-value to reach ``alpha``: on
+    ``n`` queries that differ, a sign-flip test (the permutation test, or Wilcoxon's exact one)
+    can give no two-sided p-value below ``2 / 2**n`` (only all + and all - are as extreme), so
+    with 5 queries or fewer nothing is significant at 0.05, whatever the interval says."""
+    if test not in ("permutation", "wilcoxon"):
+        return []
+    by_n: dict[int, list[str]] = {}
+    for row, job in zip(rows, pending):
+        moved = int(np.count_nonzero(job[4][job[5]] != job[3][job[5]]))
+        if moved and 2.0 / 2.0 ** moved > alpha:
+            by_n.setdefault(moved, []).append(f"{row['metric']} ({row['baseline']} vs {row['system']})")
+    return [f"{', '.join(names)}: {n} queries differ, so the {test} test's smallest possible p-value is 2/2^{n} = "
+            f"{2.0 / 2.0 ** n:.3g}, above alpha = {alpha:g}: no difference can be significant, and a bootstrap "
+            "interval on so few queries is not reliable either; compare on more queries" for n, names in sorted(by_n.items())]
+
+
 def compare_per_query(per_query: Mapping[str, pd.DataFrame], metrics: str | Sequence[str] | None = None, *,
                       baseline: str | None = None, pairs: str = "baseline", test: str = "permutation",
                       correction: str | None = "holm", alpha: float = 0.05, seed: int = 0,
@@ -205,7 +222,9 @@ def compare_per_query(per_query: Mapping[str, pd.DataFrame], metrics: str | Sequ
     -------
     ComparisonReport
         See :class:`ComparisonReport`. When every paired difference of a row is exactly 0 its
-        p-value is 1.0 (no test is run), its interval (0, 0) and its effect size 0.
+        p-value is 1.0 (no test is run), its interval (0, 0) and its effect size 0. Rows on
+        too few differing queries for the permutation or Wilcoxon test to reach ``alpha``
+        (``2 / 2**n > alpha``: 5 or fewer at 0.05) are named in a warning.
 
     Raises
     ------
@@ -320,6 +339,7 @@ def compare_per_query(per_query: Mapping[str, pd.DataFrame], metrics: str | Sequ
             "wins": wins, "ties": ties, "losses": losses, "n_queries": int(d.size),
             "n_dropped_nan": int(n_dropped), "n_unpaired": int(n_unpaired),
         })
+    notes += _too_few_to_be_significant(rows, pending, test, alpha)
     table = pd.DataFrame(rows)
     table["p_adjusted"] = wy if wy is not None else adjust_p_values(table["p_value"].to_numpy(), correction)
     table["significant"] = (table["p_adjusted"] <= alpha).astype(bool)

@@ -634,3 +634,35 @@ def test_one_comparison_is_not_called_all_1_comparisons():
     one = es.compare_per_query({"A": pd.DataFrame({"m": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]}, index=ids),
                                 "B": pd.DataFrame({"m": [0.2, 0.2, 0.4, 0.4, 0.6, 0.5]}, index=ids)}, test="t-test")
     assert any("over the one comparison of this report" in line for line in one.describe())
+
+
+@pytest.mark.parametrize("test", ["permutation", "wilcoxon"])
+def test_too_few_queries_for_any_significance_is_said(test):
+    # Three queries that all improve: scipy's exact sign-flip test gives 2/2^3 = 0.25, the
+    # smallest p-value there is on 3 queries, so nothing can be significant at 0.05.
+    ids = ["q1", "q2", "q3"]
+    old = pd.DataFrame({"mrr@10": [0.5, 0.0, 0.25], "ndcg@10": [0.2, 0.2, 0.2]}, index=ids)
+    new = pd.DataFrame({"mrr@10": [1.0, 0.5, 0.75], "ndcg@10": [0.2, 0.2, 0.2]}, index=ids)
+    d = new["mrr@10"].to_numpy() - old["mrr@10"].to_numpy()
+    smallest = scipy.stats.permutation_test((d,), np.mean, permutation_type="samples", n_resamples=np.inf).pvalue
+    assert smallest == pytest.approx(0.25)
+    report = compare_per_query({"old": old, "new": new}, test=test)
+    assert report.table.loc[0, "p_value"] >= smallest - 1e-12
+    notes = [w for w in report.warnings if "smallest possible p-value" in w]
+    # ndcg@10 does not differ on any query: nothing to detect, no note for it.
+    assert notes == [f"mrr@10 (old vs new): 3 queries differ, so the {test} test's smallest possible p-value is "
+                     "2/2^3 = 0.25, above alpha = 0.05: no difference can be significant, and a bootstrap interval "
+                     "on so few queries is not reliable either; compare on more queries"]
+    assert "note: mrr@10 (old vs new): 3 queries differ" in report.to_text()  # the command line prints it
+
+
+def test_enough_queries_or_a_t_test_give_no_too_few_note():
+    # 6 differing queries: 2/2^6 = 0.031 <= 0.05, so a difference can be significant; the t-test
+    # has no such floor (its p-value here is 0: every difference is the same).
+    ids = [f"q{i}" for i in range(6)]
+    old, new = (pd.DataFrame({"m": [v] * 6}, index=ids) for v in (0.1, 0.3))
+    assert not [w for w in compare_per_query({"a": old, "b": new}).warnings if "smallest possible" in w]
+    three = {name: frame.iloc[:3] for name, frame in (("a", old), ("b", new))}
+    assert not [w for w in compare_per_query(three, test="t-test").warnings if "smallest possible" in w]
+    # ... while alpha = 0.3 is reachable on 3 queries (0.25 <= 0.3).
+    assert not [w for w in compare_per_query(three, alpha=0.3).warnings if "smallest possible" in w]
