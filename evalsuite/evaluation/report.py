@@ -219,7 +219,7 @@ def invisible_id_warnings(what: str, run_ids, qrels_ids) -> list[str]:
 
 
 def _count(n: int, one: str, many: str) -> str:
-    """``n`` with the words for one thing or for many: "1 run query has", "3 run queries have"."""
+    """``n`` with the words for one thing or for many: "1 run query has ...", "3 run queries have ..."."""
     return f"{n} {one if n == 1 else many}"
 
 
@@ -231,14 +231,15 @@ def build_report(values: Mapping[str, np.ndarray], specs: Sequence[MetricSpec], 
     queries, the conventions. Shared by the single-machine and the Dask engine, so both report
     the same numbers and words from the same per-query values."""
     if no_relevant:
-        warnings.append(f"{_count(len(no_relevant), 'evaluated query has', 'evaluated queries have')} no judged doc "
-                        f"with grade >= {rel_level:g}; {'it scores' if len(no_relevant) == 1 else 'they score'} 0")
+        grade = f"with grade >= {rel_level:g}"
+        warnings.append(_count(len(no_relevant), f"evaluated query has no judged doc {grade}; it scores 0",
+                               f"evaluated queries have no judged doc {grade}; they score 0"))
     if defaulted:
-        warnings.append(f"{_count(len(defaulted), 'qrels query is', 'qrels queries are')} missing from the run; "
-                        f"{'it scores' if len(defaulted) == 1 else 'they score'} 0")
+        warnings.append(_count(len(defaulted), "qrels query is missing from the run; it scores 0",
+                               "qrels queries are missing from the run; they score 0"))
     if dropped and queries == "qrels":
-        warnings.append(f"{_count(len(dropped), 'run query has', 'run queries have')} no qrels and "
-                        f"{'is' if len(dropped) == 1 else 'are'} left out")
+        warnings.append(_count(len(dropped), "run query has no qrels and is left out",
+                               "run queries have no qrels and are left out"))
     params_common = {"rel_level": rel_level, "queries": queries, "max_docs": params.get("max_docs"),
                      "n_queries": len(eval_ids), "run_name": params.get("run_name"),
                      "run_source": params.get("run_source"), "qrels_source": params.get("qrels_source")}

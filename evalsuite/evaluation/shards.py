@@ -15,6 +15,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import EvalSuiteError, reading_errors
+from ..io.run_qrels import duplicate_advice
 
 __all__ = ["shard_paths"]
 
@@ -276,8 +277,7 @@ def _check_duplicates(frame: pd.DataFrame, kind: str, sources: list, limits) -> 
     field = "score" if kind == "run" else "grade"
     raise EvalSuiteError(
         f"doc {first_key[1]!r} appears twice for query {first_key[0]!r} ({name1} {label1} {line1} and {name2} "
-        f"{label2} {line2}; {n_pairs} duplicated pair(s) in this partition); trec_eval refuses this: remove one of the "
-        f"lines, or keep the higher {field} with duplicates='max' (on the command line, --duplicates max)",
+        f"{label2} {line2}; {n_pairs} duplicated pair(s) in this partition); {duplicate_advice(field)}",
         source=name2, line=line2, line_label=label2, field="doc_id", value=first_key[1],
     )
 

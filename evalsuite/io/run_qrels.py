@@ -307,6 +307,13 @@ def _find_duplicates(offsets: np.ndarray, keys: np.ndarray, doc_ids: pa.Array) -
     return groups
 
 
+def duplicate_advice(field: str) -> str:
+    """What the error about a repeated (query, doc) tells the reader to do, in a browser (which
+    has no duplicates option), in code and on the command line; ``field``: "score" or "grade"."""
+    return (f"trec_eval refuses this: remove one of the lines, or keep the higher {field} with duplicates='max' "
+            "(on the command line, --duplicates max)")
+
+
 def _resolve_duplicates(groups, values, codes, query_ids, doc_ids, duplicates, where: Locator, field, perm=None):
     """Raise on duplicate (query, doc) rows, or return the rows to drop under duplicates='max'."""
     if not groups:
@@ -321,8 +328,7 @@ def _resolve_duplicates(groups, values, codes, query_ids, doc_ids, duplicates, w
         doc = doc_ids[int(group[0])].as_py()
         raise where.error(
             f"doc {doc!r} appears twice for query {query_ids[codes[int(group[0])]]!r} ({place}; "
-            f"{len(groups)} duplicated pair(s) in all); trec_eval refuses this: remove one of the lines, or keep the higher {field} with "
-            f"duplicates='max' (on the command line, --duplicates max)",
+            f"{len(groups)} duplicated pair(s) in all); {duplicate_advice(field)}",
             second, field="doc_id", value=doc,
         )
     drop = []

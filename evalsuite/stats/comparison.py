@@ -150,7 +150,7 @@ def _tukey_p_values(pending, tables: dict[str, pd.DataFrame], order: list[str]) 
     return np.array([min(1.0, float(results[job[0]][index[job[1]], index[job[2]]])) for job in pending])
 
 
-def _too_few_to_be_significant(rows: list[dict], pending: list, test: str, alpha: float) -> list[str]:
+def _too_few_to_be_significant(pending: list, test: str, alpha: float) -> list[str]:
     """A note for the rows whose queries are too few for any p-value to reach ``alpha``: on
     ``n`` queries that differ, a sign-flip test (the permutation test, or Wilcoxon's exact one)
     can give no two-sided p-value below ``2 / 2**n`` (only all + and all - are as extreme), so
@@ -158,10 +158,10 @@ def _too_few_to_be_significant(rows: list[dict], pending: list, test: str, alpha
     if test not in ("permutation", "wilcoxon"):
         return []
     by_n: dict[int, list[str]] = {}
-    for row, job in zip(rows, pending):
-        moved = int(np.count_nonzero(job[4][job[5]] != job[3][job[5]]))
+    for metric, base, other, va, vb, defined, *_ in pending:
+        moved = int(np.count_nonzero(vb[defined] != va[defined]))
         if moved and 2.0 / 2.0 ** moved > alpha:
-            by_n.setdefault(moved, []).append(f"{row['metric']} ({row['baseline']} vs {row['system']})")
+            by_n.setdefault(moved, []).append(f"{metric} ({base} vs {other})")
     return [f"{', '.join(names)}: {n} queries differ, so the {test} test's smallest possible p-value is 2/2^{n} = "
             f"{2.0 / 2.0 ** n:.3g}, above alpha = {alpha:g}: no difference can be significant, and a bootstrap "
             "interval on so few queries is not reliable either; compare on more queries" for n, names in sorted(by_n.items())]
@@ -339,7 +339,7 @@ def compare_per_query(per_query: Mapping[str, pd.DataFrame], metrics: str | Sequ
             "wins": wins, "ties": ties, "losses": losses, "n_queries": int(d.size),
             "n_dropped_nan": int(n_dropped), "n_unpaired": int(n_unpaired),
         })
-    notes += _too_few_to_be_significant(rows, pending, test, alpha)
+    notes += _too_few_to_be_significant(pending, test, alpha)
     table = pd.DataFrame(rows)
     table["p_adjusted"] = wy if wy is not None else adjust_p_values(table["p_value"].to_numpy(), correction)
     table["significant"] = (table["p_adjusted"] <= alpha).astype(bool)
