@@ -57,7 +57,8 @@ def _slice_keys(arr: pa.Array) -> np.ndarray:
 
     The string's bytes are read 8 at a time as little-endian words (an unaligned view of the
     data buffer, gathered at each string's offset), so a 7-digit id costs one gather and a
-    45-byte MS MARCO v2.1 segment id six.
+    45-byte MS MARCO v2.1 segment id six. The key starts from the length; each word is xored
+    in, multiplied and xor-shifted; SplitMix64's finaliser (:func:`mix64`) ends it.
     """
     n = len(arr)
     if n == 0:
@@ -85,22 +86,31 @@ def _slice_keys(arr: pa.Array) -> np.ndarray:
             digest = hashlib.blake2b(padded[starts[row]:starts[row] + lengths[row]].tobytes(), digest_size=8).digest()
             h[row] = np.uint64(int.from_bytes(digest, "little"))
         active = np.flatnonzero((lengths > 0) & (lengths <= _LONG_ID))
+    shifted = np.empty(n, dtype=np.uint64)
     with np.errstate(over="ignore"):
         j = 0
         while active.size:
-            every = active.size == n  # the usual first word: no gathers through ``active``
-            remaining = (lengths if every else lengths[active]) - j
+            every = active.size == n  # the usual first words: no gathers through ``active``
             word = words[(starts if every else starts[active]) + j]
-            np.bitwise_and(word, _KEEP[np.minimum(remaining, 8)], out=word)
+            if shortest - j < 8:  # some id ends in this word: zero the bytes past its end
+                remaining = (lengths if every else lengths[active]) - j
+                np.bitwise_and(word, _KEEP[np.minimum(remaining, 8)], out=word)
+            # One multiply and one xor-shift per word, the full finaliser once at the end: a
+            # multiply by an odd number and an xor-shift are each one-to-one, so two ids of one
+            # length that differ in one word never share a key (mix64 on every word was half
+            # the hash's time on MS MARCO v2's 27-byte ids).
             np.bitwise_xor(word, h if every else h[active], out=word)
-            mix64(word, out=word)
             np.multiply(word, _MULTIPLIER, out=word)
+            np.right_shift(word, _U64(29), out=shifted[:word.size])
+            np.bitwise_xor(word, shifted[:word.size], out=word)
             if every:
                 h = word
             else:
                 h[active] = word
             j += 8
-            active = active[remaining > 8]  # only the longer ids need another word
+            if shortest - j <= 0 or not every:
+                active = active[(lengths[active] if not every else lengths) - j > 0]
+            # else every id is longer than j bytes: all rows stay, no compress
     return mix64(h, out=h)
 
 

@@ -20,7 +20,7 @@ def _error(fn, *args, **kwargs) -> es.EvalSuiteError:
 
 def test_ids_sharing_a_key_prefix_are_joined_exactly():
     # These two ids share the top 40 bits of their keys, which the fast join compares.
-    a, b = "doc288339", "doc1365050"
+    a, b = "doc759384", "doc1387507"
     keys = string_keys(pa.array([a, b]))
     assert keys[0] >> np.uint64(24) == keys[1] >> np.uint64(24) and keys[0] != keys[1]
     qrels = es.read_qrels(f"q1 0 {a} 1\nq1 0 {b} 0\nq2 0 x 1\n".encode(), source_name="q.trec")
