@@ -108,9 +108,8 @@ def _slice_keys(arr: pa.Array) -> np.ndarray:
             else:
                 h[active] = word
             j += 8
-            if shortest - j <= 0 or not every:
-                active = active[(lengths[active] if not every else lengths) - j > 0]
-            # else every id is longer than j bytes: all rows stay, no compress
+            if not every or shortest <= j:  # else every id has more bytes: all rows stay
+                active = active[(lengths if every else lengths[active]) > j]
     return mix64(h, out=h)
 
 
